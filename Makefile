@@ -1,0 +1,32 @@
+# Every target does its own set-up from a fresh clone: nothing needs installing by hand.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+# The CPU build of torch that lies on this machine's disk; a plain `torch` requirement would pull CUDA.
+TORCH_SPEC ?= torch==2.13.0
+EXTRAS := ml,dist,manifold,dev
+STAMP := $(VENV)/.installed
+
+.PHONY: install test demo bench clean
+
+install: $(STAMP)
+
+$(STAMP): setup.cfg pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(TORCH_SPEC)
+	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
+	touch $@
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	MPLBACKEND=Agg $(BIN)/python -m pytest
+
+demo: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/python -m statcore._vignettes vignettes build/vignettes
+
+bench: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/python benchmarks/run.py --output build/benchmarks.md
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,170 @@
+"""Every input check of statcore and mlcore, and its message.
+
+Each check names the argument, says what was expected and shows what came. Array checks return
+float64 C-contiguous *copies*, so nothing the user passed in is ever modified.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+ALTERNATIVES = ("two-sided", "less", "greater")
+
+
+def _describe(value) -> str:
+    if isinstance(value, np.ndarray | pd.Series | pd.DataFrame):
+        return f"{type(value).__name__} of shape {value.shape}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def as_float_array(
+    x,
+    *,
+    name: str,
+    ndim: int | Sequence[int] | None = None,
+    allow_nan: bool = False,
+    allow_inf: bool = False,
+    min_rows: int = 0,
+) -> np.ndarray:
+    """Return ``x`` as a float64, C-contiguous copy after checking dimension and finiteness.
+
+    Parameters
+    ----------
+    x : array_like
+        Anything numpy can turn into a numeric array (lists, arrays, Series, DataFrames).
+    name : str
+        The argument's name, used in every message.
+    ndim : int or sequence of int, optional
+        Accepted numbers of dimensions.
+    allow_nan, allow_inf : bool
+        Whether NaN or infinite entries are accepted.
+    min_rows : int
+        Smallest accepted length of the first axis.
+    """
+    try:
+        arr = np.array(x, dtype=np.float64, order="C", copy=True)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"`{name}` must be numeric array-like; got {_describe(x)} ({exc})"
+        ) from None
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in allowed:
+            want = " or ".join(f"{d}-D" for d in allowed)
+            raise ValueError(
+                f"`{name}` must be {want}; got a {arr.ndim}-D array of shape {arr.shape}"
+            )
+    if arr.ndim and arr.shape[0] < min_rows:
+        raise ValueError(f"`{name}` needs at least {min_rows} rows; got {arr.shape[0]}")
+    if not allow_nan and np.isnan(arr).any():
+        where = np.argwhere(np.isnan(arr))[0].tolist()
+        raise ValueError(
+            f"`{name}` must not contain NaN; found {int(np.isnan(arr).sum())} "
+            f"(first at index {tuple(where)})"
+        )
+    if not allow_inf and np.isinf(arr).any():
+        where = np.argwhere(np.isinf(arr))[0].tolist()
+        raise ValueError(
+            f"`{name}` must be finite; found {int(np.isinf(arr).sum())} infinite "
+            f"value(s) (first at index {tuple(where)})"
+        )
+    return arr
+
+
+def check_same_length(**arrays) -> int:
+    """Check that all given arrays share the length of their first axis; return it."""
+    lengths = {key: len(value) for key, value in arrays.items() if value is not None}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"`{k}` has {v}" for k, v in lengths.items())
+        raise ValueError(f"arguments must have the same number of rows; {shown}")
+    return next(iter(lengths.values()), 0)
+
+
+def check_scalar(
+    value,
+    *,
+    name: str,
+    kind: type | tuple[type, ...] = numbers.Real,
+    low: float | None = None,
+    high: float | None = None,
+    low_inclusive: bool = True,
+    high_inclusive: bool = True,
+):
+    """Check a scalar's type and range; return it (as float for reals, int for integrals)."""
+    if isinstance(value, bool) or not isinstance(value, kind):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        want = " or ".join(k.__name__ for k in kinds)
+        raise TypeError(f"`{name}` must be a {want}; got {_describe(value)}")
+    if isinstance(value, numbers.Real) and not np.isfinite(value):
+        raise ValueError(f"`{name}` must be finite; got {value!r}")
+    below = low is not None and (value < low if low_inclusive else value <= low)
+    above = high is not None and (value > high if high_inclusive else value >= high)
+    if below or above:
+        left = "[" if low_inclusive else "("
+        right = "]" if high_inclusive else ")"
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        raise ValueError(f"`{name}` must lie in {left}{lo}, {hi}{right}; got {value!r}")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    return float(value)
+
+
+def check_positive(value, *, name: str, strict: bool = True) -> float:
+    """A finite real number > 0 (``strict``) or >= 0."""
+    return check_scalar(value, name=name, low=0.0, low_inclusive=not strict)
+
+
+def check_positive_int(value, *, name: str, minimum: int = 1) -> int:
+    """An integer >= ``minimum``."""
+    return check_scalar(value, name=name, kind=numbers.Integral, low=minimum)
+
+
+def check_probability(value, *, name: str) -> float:
+    """A probability strictly inside (0, 1)."""
+    return check_scalar(
+        value, name=name, low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
+    )
+
+
+def check_alpha(alpha) -> float:
+    """The significance level, strictly inside (0, 1)."""
+    return check_probability(alpha, name="alpha")
+
+
+def check_option(value, *, name: str, options: Sequence[str]) -> str:
+    """One of a fixed set of strings."""
+    if not isinstance(value, str) or value not in options:
+        shown = ", ".join(repr(o) for o in options)
+        raise ValueError(f"`{name}` must be one of {shown}; got {_describe(value)}")
+    return value
+
+
+def check_alternative(alternative) -> str:
+    """``"two-sided"``, ``"less"`` or ``"greater"``."""
+    return check_option(alternative, name="alternative", options=ALTERNATIVES)
+
+
+def check_random_state(random_state) -> np.random.Generator:
+    """Normalise ``random_state`` (None, int, SeedSequence or Generator) to a Generator.
+
+    A Generator passed in is returned as is, so that a caller's stream continues; anything else
+    seeds a new one.
+    """
+    if random_state is None or isinstance(random_state, np.random.SeedSequence):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"`random_state` must be a non-negative integer; got {random_state}")
+        return np.random.default_rng(int(random_state))
+    raise TypeError(
+        "`random_state` must be None, a non-negative int, a numpy SeedSequence or a numpy "
+        f"Generator; got {_describe(random_state)}"
+    )

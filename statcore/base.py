@@ -1,0 +1,211 @@
+"""The specification side: ``Model`` (data + what is estimated) and ``LikelihoodModel``.
+
+A model holds its ``Design`` and never changes; ``fit()`` takes keyword-only options (how to
+estimate) and returns a new results object each time.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+from statcore._validation import as_float_array, check_positive, check_positive_int
+from statcore.exceptions import ConvergenceWarning
+from statcore.formula import Design, capture_context, design_from_arrays, design_from_formula
+from statcore.results import LikelihoodResults
+
+
+class Model:
+    """Data and specification of a statistical model.
+
+    Parameters
+    ----------
+    endog : array_like of shape (n,), or a prepared ``Design``
+        The response. A ``Design`` (as built by :meth:`from_formula`) is taken as it is.
+    exog : array_like of shape (n,) or (n, k), optional
+        Regressors. Pandas labels become term names.
+    intercept : bool
+        Add an ``Intercept`` column to array input (the R convention). Input that already has
+        a constant column is refused with a pointer to ``intercept=False``.
+    missing : {"raise", "drop"}
+        What to do with rows holding NaN; dropped rows are counted in ``design.n_dropped``.
+    """
+
+    def __init__(self, endog, exog=None, *, intercept: bool = True, missing: str = "raise"):
+        if isinstance(endog, Design):
+            if exog is not None:
+                raise ValueError("`exog` must be None when `endog` is a prepared Design")
+            design = endog
+        else:
+            design = design_from_arrays(endog, exog, intercept=intercept, missing=missing)
+        for array in (design.y, design.X):
+            if array is not None:
+                array.setflags(write=False)
+        self.design = design
+
+    @classmethod
+    def from_formula(cls, formula: str, data, *, missing: str = "raise", **kwargs):
+        """Build the model from an R-style formula (formulaic syntax) and a data frame.
+
+        Names used in the formula that are not columns are looked up in the caller's namespace.
+        Remaining keyword arguments go to the model's constructor.
+        """
+        design = design_from_formula(formula, data, missing=missing, context=capture_context(1))
+        return cls(design, **kwargs)
+
+    @property
+    def nobs(self) -> int:
+        return self.design.nobs
+
+    @property
+    def endog(self) -> np.ndarray | None:
+        """The response (read-only)."""
+        return self.design.y
+
+    @property
+    def exog(self) -> np.ndarray:
+        """The design matrix (read-only)."""
+        return self.design.X
+
+    @property
+    def exog_names(self) -> list[str]:
+        return list(self.design.x_names)
+
+    @property
+    def endog_name(self) -> str | None:
+        return self.design.y_name
+
+    @property
+    def formula(self) -> str | None:
+        return self.design.formula
+
+    def _result_fields(self) -> dict:
+        """Fields every results object of this model shares."""
+        notes = ()
+        if self.design.n_dropped:
+            notes = (f"{self.design.n_dropped} row(s) with missing values were dropped.",)
+        return {"nobs": self.nobs, "model": self, "design_spec": self.design.spec, "notes": notes}
+
+    def fit(self, **options):
+        """Estimate the model; returns a new results object. Subclasses define the options."""
+        raise NotImplementedError(f"{type(self).__name__} does not define fit()")
+
+    def __repr__(self) -> str:
+        what = f"formula={self.formula!r}" if self.formula else f"terms={self.exog_names}"
+        return f"{type(self).__name__}({what}, nobs={self.nobs})"
+
+
+class LikelihoodModel(Model):
+    """A model estimated by maximum likelihood (statsmodels' ``GenericLikelihoodModel`` role).
+
+    Subclasses provide ``loglike(params)`` (the total log-likelihood) and may provide ``score``,
+    ``hessian``, ``start_params`` and ``param_names``; the base supplies numerical derivatives,
+    the optimiser, the inverse observed-information covariance and ``LikelihoodResults``.
+    """
+
+    method_name = "Maximum likelihood"
+
+    @property
+    def param_names(self) -> list[str]:
+        return self.exog_names
+
+    def start_params(self) -> np.ndarray:
+        return np.zeros(len(self.param_names))
+
+    def loglike(self, params: np.ndarray) -> float:
+        raise NotImplementedError(f"{type(self).__name__} does not define loglike()")
+
+    def score(self, params: np.ndarray) -> np.ndarray:
+        """Gradient of ``loglike`` by central differences (step ~ eps^(1/3), the optimal order)."""
+        params = np.asarray(params, dtype=float)
+        steps = np.finfo(float).eps ** (1 / 3) * np.maximum(1.0, np.abs(params))
+        grad = np.empty_like(params)
+        for i, h in enumerate(steps):
+            e = np.zeros_like(params)
+            e[i] = h
+            grad[i] = (self.loglike(params + e) - self.loglike(params - e)) / (2 * h)
+        return grad
+
+    def hessian(self, params: np.ndarray) -> np.ndarray:
+        """Hessian of ``loglike`` by four-point central differences (step ~ eps^(1/4))."""
+        params = np.asarray(params, dtype=float)
+        k = len(params)
+        steps = np.finfo(float).eps ** (1 / 4) * np.maximum(1.0, np.abs(params))
+        hess = np.empty((k, k))
+        for i in range(k):
+            for j in range(i, k):
+                ei = np.zeros(k)
+                ej = np.zeros(k)
+                ei[i], ej[j] = steps[i], steps[j]
+                value = (
+                    self.loglike(params + ei + ej)
+                    - self.loglike(params + ei - ej)
+                    - self.loglike(params - ei + ej)
+                    + self.loglike(params - ei - ej)
+                ) / (4 * steps[i] * steps[j])
+                hess[i, j] = hess[j, i] = value
+        return hess
+
+    def fit(
+        self,
+        *,
+        start_params=None,
+        method: str = "BFGS",
+        maxiter: int = 1000,
+        tol: float = 1e-8,
+    ) -> LikelihoodResults:
+        """Maximise ``loglike`` with ``scipy.optimize.minimize``.
+
+        Parameters
+        ----------
+        start_params : array_like, optional
+            Starting values (default ``start_params()``).
+        method : str
+            A ``scipy.optimize.minimize`` method.
+        maxiter : int
+            Iteration limit; stopping at it warns with ``ConvergenceWarning``.
+        tol : float
+            Gradient tolerance.
+
+        Returns
+        -------
+        LikelihoodResults
+            Covariance = inverse of the observed information (minus the Hessian) at the optimum.
+        """
+        maxiter = check_positive_int(maxiter, name="maxiter")
+        tol = check_positive(tol, name="tol")
+        names = self.param_names
+        x0 = self.start_params() if start_params is None else start_params
+        x0 = as_float_array(x0, name="start_params", ndim=1)
+        if len(x0) != len(names):
+            raise ValueError(f"`start_params` must have {len(names)} entries; got {len(x0)}")
+        opt = optimize.minimize(
+            lambda p: -self.loglike(p),
+            x0,
+            jac=lambda p: -self.score(p),
+            method=method,
+            tol=tol,
+            options={"maxiter": maxiter},
+        )
+        if not opt.success:
+            warnings.warn(
+                f"{type(self).__name__}: the optimiser stopped after {opt.nit} iterations "
+                f"({opt.message}); the results record converged=False",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        information = -self.hessian(opt.x)
+        vcov = np.linalg.pinv(information)
+        return LikelihoodResults(
+            method=self.method_name,
+            params=pd.Series(opt.x, index=names, name="estimate"),
+            vcov=pd.DataFrame(vcov, index=names, columns=names),
+            llf=float(-opt.fun),
+            converged=bool(opt.success),
+            n_iter=int(opt.nit),
+            cov_type="observed information",
+            **self._result_fields(),
+        )

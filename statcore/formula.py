@@ -1,0 +1,358 @@
+"""The one door to formulaic: arrays, a DataFrame or a formula become a ``Design``.
+
+Models never see formulaic; they see ``Design`` (float64 copies of ``y`` and ``X``, names, rows
+kept and dropped) and results keep its data-free half, ``DesignSpec``, which re-applies the fitted
+specification to new data: the same categorical levels and the same stateful transforms
+(``center(x)`` keeps the training mean).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from statcore._validation import as_float_array, check_option, check_same_length
+
+MISSING = ("raise", "drop")
+INTERCEPT = "Intercept"
+
+
+@dataclass(frozen=True, eq=False)
+class DesignSpec:
+    """What a fitted design needs to rebuild ``X`` for new data; holds no data.
+
+    Attributes
+    ----------
+    x_names : tuple of str
+        Column names of ``X`` (term names of the estimates).
+    y_name : str or None
+        Name of the response.
+    formula : str or None
+        The formula, for formula-built designs.
+    intercept : bool
+        Whether an ``Intercept`` column was added to array input.
+    input_names : tuple of str or None
+        For array input: the user's exog column names (before the intercept), used to pick
+        columns out of a new DataFrame.
+    """
+
+    x_names: tuple[str, ...]
+    y_name: str | None
+    formula: str | None = None
+    intercept: bool = False
+    input_names: tuple[str, ...] | None = None
+    _rhs: Any = field(default=None, repr=False)
+    _lhs: Any = field(default=None, repr=False)
+
+    def exog(self, newdata) -> tuple[np.ndarray, pd.Index]:
+        """``X`` for ``newdata`` under the fitted specification, and the row labels."""
+        if self._rhs is not None:
+            frame = _as_frame(newdata, name="newdata")
+            from formulaic.errors import FormulaicError
+            from formulaic.transforms.contrasts import DataMismatchWarning
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", DataMismatchWarning)
+                try:
+                    mm = self._rhs.get_model_matrix(frame, na_action="ignore")
+                except DataMismatchWarning as exc:
+                    raise ValueError(f"`newdata` does not match the fitted design: {exc}") from None
+                except (FormulaicError, NameError, KeyError) as exc:
+                    raise ValueError(
+                        f"`newdata` lacks what the formula {self.formula!r} needs: {exc}"
+                    ) from None
+            return np.ascontiguousarray(mm.to_numpy(dtype=float)), mm.index
+        index = newdata.index if isinstance(newdata, pd.Series | pd.DataFrame) else None
+        if isinstance(newdata, pd.DataFrame) and self.input_names is not None:
+            missing = [c for c in self.input_names if c not in newdata.columns]
+            if missing:
+                raise ValueError(f"`newdata` lacks the columns {missing} the model was fitted on")
+            newdata = newdata[list(self.input_names)]
+        n_inputs = len(self.x_names) - int(self.intercept)
+        X = as_float_array(newdata, name="newdata", ndim=(1, 2), allow_nan=True)
+        if X.ndim == 1:
+            X = X.reshape(-1, 1) if n_inputs == 1 else X.reshape(1, -1)
+        if X.shape[1] != n_inputs:
+            raise ValueError(f"`newdata` must have {n_inputs} columns; got {X.shape[1]}")
+        if self.intercept:
+            X = np.column_stack([np.ones(len(X)), X])
+        return np.ascontiguousarray(X), pd.RangeIndex(len(X)) if index is None else index
+
+    def endog(self, data) -> np.ndarray | None:
+        """The response in ``data`` when it is there (for residuals on new data), else None."""
+        if not isinstance(data, pd.DataFrame):
+            return None
+        if self._lhs is not None:
+            if not set(self._lhs.required_variables) <= set(data.columns):
+                return None
+            return self._lhs.get_model_matrix(data, na_action="ignore").to_numpy(dtype=float)[:, 0]
+        if self.y_name in data.columns:
+            return data[self.y_name].to_numpy(dtype=float)
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class Design:
+    """The data of a model: float64 C-contiguous copies of ``y`` and ``X`` and their labels.
+
+    Attributes
+    ----------
+    y : ndarray of shape (n,) or None
+    X : ndarray of shape (n, k)
+    spec : DesignSpec
+    row_labels : Index
+        Labels of the rows kept.
+    n_dropped : int
+        Rows dropped for missing values (``missing="drop"``).
+    source : DataFrame or None
+        A copy of the kept rows of the user's data frame (formula input), for ``augment``.
+    """
+
+    y: np.ndarray | None
+    X: np.ndarray
+    spec: DesignSpec
+    row_labels: pd.Index
+    n_dropped: int = 0
+    source: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def nobs(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def x_names(self) -> tuple[str, ...]:
+        return self.spec.x_names
+
+    @property
+    def y_name(self) -> str | None:
+        return self.spec.y_name
+
+    @property
+    def formula(self) -> str | None:
+        return self.spec.formula
+
+    def frame(self) -> pd.DataFrame:
+        """The user's view of the kept rows: their frame (formula input) or y and X columns."""
+        if self.source is not None:
+            return self.source.copy()
+        start = int(self.spec.intercept)
+        frame = pd.DataFrame(
+            self.X[:, start:], columns=list(self.x_names[start:]), index=self.row_labels
+        )
+        if self.y is not None:
+            frame.insert(0, self.y_name, self.y)
+        return frame
+
+
+def _as_frame(data, *, name: str) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, dict):
+        return pd.DataFrame(data)
+    raise TypeError(
+        f"`{name}` must be a pandas DataFrame or a dict of columns; got {type(data).__name__}"
+    )
+
+
+def _names_and_values(obj, *, name: str, default: str):
+    """Column names and a float copy of one array-like argument; non-numeric columns are refused."""
+    if isinstance(obj, pd.DataFrame):
+        bad = [
+            c
+            for c in obj.columns
+            if not (pd.api.types.is_numeric_dtype(obj[c]) or pd.api.types.is_bool_dtype(obj[c]))
+        ]
+        if bad:
+            raise TypeError(
+                f"`{name}` has non-numeric columns {bad}; use `from_formula` with C(...) for "
+                "categorical variables"
+            )
+        return (
+            [str(c) for c in obj.columns],
+            obj.index,
+            as_float_array(obj, name=name, ndim=2, allow_nan=True),
+        )
+    if isinstance(obj, pd.Series):
+        label = default if obj.name is None else str(obj.name)
+        return [label], obj.index, as_float_array(obj, name=name, ndim=1, allow_nan=True)
+    values = as_float_array(obj, name=name, ndim=(1, 2), allow_nan=True)
+    if values.ndim == 1:
+        return [default], None, values
+    return [f"{default}{j}" for j in range(values.shape[1])], None, values
+
+
+def design_from_arrays(
+    endog, exog=None, *, intercept: bool = True, missing: str = "raise"
+) -> Design:
+    """Build a ``Design`` from array-likes (numpy, pandas); names come from pandas labels.
+
+    Parameters
+    ----------
+    endog : array_like of shape (n,)
+        Response; a Series' name becomes ``y_name`` (default ``"y"``).
+    exog : array_like of shape (n,) or (n, k), optional
+        Regressors; DataFrame columns become term names (default ``x0, x1, ...``).
+    intercept : bool
+        Add an ``Intercept`` column (to the copy). Input that already holds a constant column
+        is refused: pass ``intercept=False`` to use it.
+    missing : {"raise", "drop"}
+        NaN rows raise, or are dropped with the count recorded.
+    """
+    check_option(missing, name="missing", options=MISSING)
+    if isinstance(endog, pd.DataFrame):
+        if endog.shape[1] != 1:
+            raise ValueError(f"`endog` must have one column; got {endog.shape[1]}")
+        endog = endog.iloc[:, 0]
+    y_names, y_index, y = _names_and_values(endog, name="endog", default="y")
+    if y.ndim == 2:
+        if y.shape[1] != 1:
+            raise ValueError(f"`endog` must be 1-D or have one column; got shape {y.shape}")
+        y = y[:, 0]
+    if exog is None:
+        if not intercept:
+            raise ValueError("`exog` is None and `intercept=False`: the model has no regressors")
+        x_names, x_index, X = [], None, np.empty((len(y), 0))
+    else:
+        x_names, x_index, X = _names_and_values(exog, name="exog", default="x")
+        if X.ndim == 1:
+            X = X.reshape(-1, 1)
+    check_same_length(endog=y, exog=X)
+    if not np.isfinite(y[~np.isnan(y)]).all() or not np.isfinite(X[~np.isnan(X)]).all():
+        which = "endog" if not np.isfinite(y[~np.isnan(y)]).all() else "exog"
+        raise ValueError(f"`{which}` must be finite; found infinite values")
+    keep = ~(np.isnan(y) | np.isnan(X).any(axis=1))
+    n_dropped = int((~keep).sum())
+    if n_dropped and missing == "raise":
+        where = "endog" if np.isnan(y).any() else "exog"
+        raise ValueError(
+            f"`{where}` has missing values in {n_dropped} row(s); pass missing='drop' to drop them"
+        )
+    y, X = y[keep], X[keep]
+    index = y_index if y_index is not None else x_index
+    row_labels = (pd.RangeIndex(len(keep)) if index is None else pd.Index(index))[keep]
+    if intercept:
+        constant = [
+            name for name, col in zip(x_names, X.T, strict=True) if len(col) and np.ptp(col) == 0
+        ]
+        if constant:
+            raise ValueError(
+                f"`exog` column(s) {constant} are constant and the model adds an Intercept; "
+                "pass intercept=False to use your own constant"
+            )
+        X = np.column_stack([np.ones(len(y)), X])
+    spec = DesignSpec(
+        x_names=tuple([INTERCEPT] * intercept + x_names),
+        y_name=y_names[0],
+        intercept=intercept,
+        input_names=tuple(x_names),
+    )
+    return Design(
+        y=np.ascontiguousarray(y),
+        X=np.ascontiguousarray(X),
+        spec=spec,
+        row_labels=row_labels,
+        n_dropped=n_dropped,
+    )
+
+
+def design_from_formula(formula: str, data, *, missing: str = "raise", context=None) -> Design:
+    """Build a ``Design`` from an R-style formula (``"y ~ x + C(g)"``) and a data frame.
+
+    Parameters
+    ----------
+    formula : str
+        formulaic syntax; ``- 1`` or ``0 +`` drops the intercept.
+    data : DataFrame or dict
+    missing : {"raise", "drop"}
+    context : mapping, optional
+        Namespace for names the formula uses (captured by the public entry point).
+    """
+    from formulaic import model_matrix
+    from formulaic.errors import FormulaicError
+
+    check_option(missing, name="missing", options=MISSING)
+    if not isinstance(formula, str) or "~" not in formula:
+        raise ValueError(f"`formula` must be a string 'response ~ terms'; got {formula!r}")
+    frame = _as_frame(data, name="data")
+    if len(frame) == 0:
+        raise ValueError("`data` has no rows")
+    try:
+        matrices = model_matrix(formula, frame, na_action="drop", context=context or {})
+    except (FormulaicError, NameError, KeyError, SyntaxError) as exc:
+        raise ValueError(f"`formula` {formula!r} could not be evaluated on `data`: {exc}") from None
+    lhs, rhs = matrices.lhs, matrices.rhs
+    if lhs.shape[1] != 1:
+        raise ValueError(f"`formula` must have one response column; got {list(lhs.columns)}")
+    n_dropped = len(frame) - len(rhs)
+    if n_dropped and missing == "raise":
+        variables = sorted(
+            set(lhs.model_spec.required_variables) | set(rhs.model_spec.required_variables)
+        )
+        with_nan = [v for v in variables if v in frame.columns and frame[v].isna().any()]
+        raise ValueError(
+            f"`data` has missing values in {n_dropped} row(s) (variables {with_nan}); "
+            "pass missing='drop' to drop them"
+        )
+    y = as_float_array(lhs.to_numpy(dtype=float)[:, 0], name="response", ndim=1)
+    X = as_float_array(rhs.to_numpy(dtype=float), name="design matrix", ndim=2)
+    spec = DesignSpec(
+        x_names=tuple(str(c) for c in rhs.columns),
+        y_name=str(lhs.columns[0]),
+        formula=formula,
+        _rhs=rhs.model_spec,
+        _lhs=lhs.model_spec,
+    )
+    return Design(
+        y=y,
+        X=X,
+        spec=spec,
+        row_labels=rhs.index,
+        n_dropped=n_dropped,
+        source=frame.loc[rhs.index].copy(),
+    )
+
+
+def capture_context(depth: int = 1):
+    """The caller's namespace ``depth`` frames up, for names a formula uses."""
+    from formulaic.utils.context import capture_context as _capture
+
+    return _capture(depth + 1)
+
+
+def linear_constraints(constraints, names) -> tuple[np.ndarray, np.ndarray, str]:
+    """Parse linear restrictions ``R θ = q`` over ``names``; return ``R``, ``q`` and a text form.
+
+    ``constraints`` is a formulaic constraint string (``"x1 = x2, x3 = 0"``) or a pair ``(R, q)``.
+    """
+    k = len(names)
+    if isinstance(constraints, str):
+        from formulaic.utils.constraints import LinearConstraints
+
+        try:
+            parsed = LinearConstraints.from_spec(constraints, variable_names=list(names))
+        except Exception as exc:  # formulaic raises several exception types for bad specs
+            raise ValueError(
+                f"`constraints` {constraints!r} could not be parsed over the terms "
+                f"{list(names)}: {exc}"
+            ) from None
+        R = np.asarray(parsed.constraint_matrix, dtype=float)
+        q = np.asarray(parsed.constraint_values, dtype=float)
+        return R, q, constraints
+    try:
+        R_in, q_in = constraints
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"`constraints` must be a string or a pair (R, q); got {type(constraints).__name__}"
+        ) from None
+    R = as_float_array(R_in, name="R", ndim=(1, 2))
+    R = R.reshape(1, -1) if R.ndim == 1 else R
+    q = as_float_array(q_in, name="q", ndim=(0, 1)).reshape(-1)
+    if R.shape[1] != k:
+        raise ValueError(f"`R` must have {k} columns (one per term); got {R.shape[1]}")
+    if q.shape[0] != R.shape[0]:
+        raise ValueError(f"`q` must have {R.shape[0]} entries (one per row of R); got {q.shape[0]}")
+    return R, q, f"R theta = q ({R.shape[0]} restriction(s))"

@@ -1,0 +1,142 @@
+"""``Results``: what every statcore and mlcore result shares (repr, summary, tidy, glance, plot)."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from statcore.results._format import format_number
+from statcore.results.summary import Summary
+
+
+@dataclass(frozen=True, eq=False, kw_only=True, repr=False)
+class Results:
+    """Base of every result: a frozen snapshot holding all it needs to report itself.
+
+    Parameters
+    ----------
+    method : str
+        Human-readable name of the procedure ("Quantile regression (Frisch-Newton)").
+    nobs : int, optional
+        Number of observations used.
+    model : object, optional
+        The model that produced the result (dropped by :meth:`strip`).
+    design_spec : statcore.formula.DesignSpec, optional
+        Term names and the formula specification, without data, so that ``predict(newdata)``
+        works after :meth:`strip`.
+    converged, n_iter : optional
+        Convergence record of iterative procedures.
+    notes : tuple of str
+        Remarks printed under the summary.
+    random_state_used : int, optional
+        The seed actually used, when known.
+    """
+
+    method: str
+    nobs: int | None = None
+    model: Any = field(default=None, repr=False)
+    design_spec: Any = field(default=None, repr=False)
+    converged: bool | None = None
+    n_iter: int | None = None
+    notes: tuple[str, ...] = ()
+    random_state_used: int | None = None
+
+    #: kind -> function(results, ax=None, **kwargs); the first entry is the default kind.
+    _plots: ClassVar[dict] = {}
+
+    def glance(self) -> pd.DataFrame:
+        """One row of model-level facts."""
+        return pd.DataFrame(
+            [
+                {
+                    "method": self.method,
+                    "nobs": self.nobs,
+                    "converged": self.converged,
+                    "n_iter": self.n_iter,
+                }
+            ]
+        )
+
+    def tidy(self) -> pd.DataFrame:
+        """One row per term, component or metric; the base result has none."""
+        return pd.DataFrame()
+
+    def summary(self, alpha: float = 0.05) -> Summary:
+        """Report built from :meth:`glance` and :meth:`tidy`."""
+        table = self.tidy()
+        return Summary(
+            title=self.method,
+            info=self._info(),
+            tables={"results": table} if len(table) else {},
+            notes=self.notes + self._convergence_notes(),
+        )
+
+    def plot(self, kind: str | None = None, ax=None, **kwargs):
+        """Draw the result; ``kind`` picks one of the class's plots. Returns the Axes."""
+        if not self._plots:
+            raise NotImplementedError(f"{type(self).__name__} has no plot")
+        if kind is None:
+            kind = next(iter(self._plots))
+        if kind not in self._plots:
+            shown = ", ".join(repr(k) for k in self._plots)
+            raise ValueError(f"`kind` must be one of {shown}; got {kind!r}")
+        return self._plots[kind](self, ax=ax, **kwargs)
+
+    def strip(self):
+        """A copy without the model (and its data): small pickles that still report and predict."""
+        return dataclasses.replace(self, model=None)
+
+    def to_dict(self) -> dict:
+        """JSON-safe scalars and small tables, for logging."""
+        out = {key: _json_safe(value) for key, value in self.glance().iloc[0].items()}
+        out["notes"] = list(self.notes)
+        table = self.tidy()
+        if len(table):
+            out["tidy"] = [
+                {k: _json_safe(v) for k, v in row.items()} for row in table.to_dict("records")
+            ]
+        return out
+
+    def _info(self) -> tuple[tuple[str, str], ...]:
+        """Formatted key/value pairs for the summary header, from :meth:`glance`."""
+        row = self.glance().iloc[0]
+        pairs = []
+        for key, value in row.items():
+            if key == "method" or value is None or (isinstance(value, float) and np.isnan(value)):
+                continue
+            pairs.append((key, value if isinstance(value, str) else format_number(value)))
+        return tuple(pairs)
+
+    def _convergence_notes(self) -> tuple[str, ...]:
+        if self.converged is False:
+            return (f"Did not converge after {self.n_iter} iterations.",)
+        return ()
+
+    def _repr_lines(self) -> list[str]:
+        return []
+
+    def __repr__(self) -> str:
+        head = f"<{type(self).__name__}: {self.method}"
+        if self.nobs is not None:
+            head += f", nobs={self.nobs}"
+        if self.converged is not None:
+            head += ", converged" if self.converged else ", NOT converged"
+        return "\n".join([head + ">", *self._repr_lines()])
+
+    def _repr_html_(self) -> str:
+        return self.summary().as_html()
+
+
+def _json_safe(value):
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if value is None or isinstance(value, str | bool | numbers.Number):
+        return value
+    return str(value)
