@@ -15,7 +15,8 @@ import pandas as pd
 ALTERNATIVES = ("two-sided", "less", "greater")
 
 
-def _describe(value) -> str:
+def describe(value) -> str:
+    """A short rendering of what came, for the "got ..." part of an error message."""
     if isinstance(value, np.ndarray | pd.Series | pd.DataFrame):
         return f"{type(value).__name__} of shape {value.shape}"
     text = repr(value)
@@ -50,7 +51,7 @@ def as_float_array(
         arr = np.array(x, dtype=np.float64, order="C", copy=True)
     except (TypeError, ValueError) as exc:
         raise TypeError(
-            f"`{name}` must be numeric array-like; got {_describe(x)} ({exc})"
+            f"`{name}` must be numeric array-like; got {describe(x)} ({exc})"
         ) from None
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
@@ -99,7 +100,7 @@ def check_scalar(
     if isinstance(value, bool) or not isinstance(value, kind):
         kinds = kind if isinstance(kind, tuple) else (kind,)
         want = " or ".join(k.__name__ for k in kinds)
-        raise TypeError(f"`{name}` must be a {want}; got {_describe(value)}")
+        raise TypeError(f"`{name}` must be a {want}; got {describe(value)}")
     if isinstance(value, numbers.Real) and not np.isfinite(value):
         raise ValueError(f"`{name}` must be finite; got {value!r}")
     below = low is not None and (value < low if low_inclusive else value <= low)
@@ -141,13 +142,20 @@ def check_option(value, *, name: str, options: Sequence[str]) -> str:
     """One of a fixed set of strings."""
     if not isinstance(value, str) or value not in options:
         shown = ", ".join(repr(o) for o in options)
-        raise ValueError(f"`{name}` must be one of {shown}; got {_describe(value)}")
+        raise ValueError(f"`{name}` must be one of {shown}; got {describe(value)}")
     return value
 
 
 def check_alternative(alternative) -> str:
     """``"two-sided"``, ``"less"`` or ``"greater"``."""
     return check_option(alternative, name="alternative", options=ALTERNATIVES)
+
+
+def check_callable(value, *, name: str):
+    """A callable (a function, a class, an object with ``__call__``)."""
+    if not callable(value):
+        raise TypeError(f"`{name}` must be callable; got {describe(value)}")
+    return value
 
 
 def check_random_state(random_state) -> np.random.Generator:
@@ -166,5 +174,5 @@ def check_random_state(random_state) -> np.random.Generator:
         return np.random.default_rng(int(random_state))
     raise TypeError(
         "`random_state` must be None, a non-negative int, a numpy SeedSequence or a numpy "
-        f"Generator; got {_describe(random_state)}"
+        f"Generator; got {describe(random_state)}"
     )

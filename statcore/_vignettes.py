@@ -104,7 +104,7 @@ def _build_one(source: Path, out_dir: Path, timeout) -> VignetteResult:
         notebook = jupytext.read(source, fmt="py:percent")
         _execute(notebook, source.parent, timeout)
     except Exception as exc:  # one failing vignette must not stop the others
-        error, report = _describe(exc)
+        error, report = describe(exc)
     title = _title(notebook) or source.stem
     if error is not None:
         banner = (
@@ -149,7 +149,7 @@ def _execute(notebook, cwd: Path, timeout) -> None:
     client.execute(cleanup_kc=True, env={**os.environ, "MPLBACKEND": _INLINE_BACKEND})
 
 
-def _describe(exc: Exception) -> tuple[str, str]:
+def describe(exc: Exception) -> tuple[str, str]:
     """A failure's one-line summary and full report, free of terminal colour codes."""
     if isinstance(exc, CellExecutionError):
         summary = f"{exc.ename}: {exc.evalue}"

@@ -155,7 +155,7 @@ class LikelihoodModel(Model):
         start_params=None,
         method: str = "BFGS",
         maxiter: int = 1000,
-        tol: float = 1e-8,
+        tol: float = 1e-6,
     ) -> LikelihoodResults:
         """Maximise ``loglike`` with ``scipy.optimize.minimize``.
 
@@ -168,7 +168,9 @@ class LikelihoodModel(Model):
         maxiter : int
             Iteration limit; stopping at it warns with ``ConvergenceWarning``.
         tol : float
-            Gradient tolerance.
+            Gradient-norm tolerance (statsmodels' default order: a finite-difference score is
+            accurate to about eps^(2/3) times the log-likelihood, so much tighter values can
+            stall on rounding).
 
         Returns
         -------
@@ -199,6 +201,12 @@ class LikelihoodModel(Model):
             )
         information = -self.hessian(opt.x)
         vcov = np.linalg.pinv(information)
+        fields = self._result_fields()
+        if np.linalg.eigvalsh(information).min() <= 0:
+            fields["notes"] += (
+                "The observed information is not positive definite: standard errors are "
+                "unreliable.",
+            )
         return LikelihoodResults(
             method=self.method_name,
             params=pd.Series(opt.x, index=names, name="estimate"),
@@ -207,5 +215,5 @@ class LikelihoodModel(Model):
             converged=bool(opt.success),
             n_iter=int(opt.nit),
             cov_type="observed information",
-            **self._result_fields(),
+            **fields,
         )

@@ -77,10 +77,10 @@ def compare(
                 cells[(row.term, show)] = _second_line(row, show, has_p, digits)
             columns[col] = cells
             fit_rows[col] = res.glance().iloc[0][["nobs", "loglik", "aic", "bic"]]
-    estimates = pd.DataFrame(columns)
-    estimates = estimates.loc[_ordered_terms(columns)]
-    estimates = estimates.fillna("")
-    fit = pd.DataFrame(fit_rows).T.astype(float).dropna(axis=1, how="all")
+    estimates = pd.DataFrame(columns).loc[_ordered_terms(columns)].fillna("")
+    estimates.index.names = ["term", ""]
+    fit = pd.DataFrame.from_dict(fit_rows, orient="index").infer_objects()
+    fit = fit.dropna(axis=1, how="all")
     notes = (f"In parentheses: {show.replace('_', ' ')}.",)
     if stars:
         notes += ("Signif. codes: 0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1",)

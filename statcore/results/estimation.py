@@ -116,7 +116,9 @@ class EstimationResults(Results):
             return self.resampling.bse.to_numpy()
         if self.vcov is None:
             return np.full(len(self._flat), np.nan)
-        return np.sqrt(np.diag(self.vcov.to_numpy()))
+        variances = np.diag(self.vcov.to_numpy())
+        # a negative variance (an indefinite Hessian away from the optimum) has no standard error
+        return np.sqrt(np.where(variances >= 0, variances, np.nan))
 
     @property
     def _reference(self):

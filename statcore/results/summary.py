@@ -82,9 +82,10 @@ class Summary:
             out.extend(f"{_latex_escape(k)} & {_latex_escape(v)} \\\\" for k, v in self.info)
             out.extend(["\\end{tabular}", ""])
         for name, frame in self.tables.items():
-            header, rows = _cells(frame, digits)
+            header, rows, n_labels = _cells(frame, digits)
             out.append(f"\\textit{{{_latex_escape(name)}}}\\\\")
-            out.append("\\begin{tabular}{l" + "r" * (len(header) - 1) + "}")
+            align = "l" * n_labels + "r" * (len(header) - n_labels)
+            out.append("\\begin{tabular}{" + align + "}")
             out.append("\\toprule")
             out.append(" & ".join(_latex_escape(h) for h in header) + " \\\\")
             out.append("\\midrule")
@@ -108,32 +109,42 @@ def _has_meaningful_index(frame: pd.DataFrame) -> bool:
     return not (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1)
 
 
-def _cells(frame: pd.DataFrame, digits: int) -> tuple[list[str], list[list[str]]]:
-    """Header and formatted body rows; a labelled index becomes the first column."""
-    show_index = _has_meaningful_index(frame)
-    index_label = ""
-    if show_index and frame.index.nlevels == 1 and frame.index.name:
-        index_label = str(frame.index.name)
-    header = ([index_label] if show_index else []) + [str(c) for c in frame.columns]
-    rows = []
-    for label, (_, row) in zip(frame.index, frame.iterrows(), strict=True):
-        cells = [format_cell(row[c], str(c), digits) for c in frame.columns]
-        if show_index:
-            text = " | ".join(map(str, label)) if isinstance(label, tuple) else str(label)
-            cells.insert(0, text)
+def _cells(frame: pd.DataFrame, digits: int) -> tuple[list[str], list[list[str]], int]:
+    """Header, formatted body rows, and how many leading columns hold the row labels.
+
+    A labelled index becomes the first column(s); a MultiIndex gets one column per level, with a
+    label left blank where it repeats the row above (pandas' "sparsified" look).
+    """
+    n_labels = frame.index.nlevels if _has_meaningful_index(frame) else 0
+    names = [str(n) if n is not None else "" for n in frame.index.names]
+    header = (names if n_labels else []) + [str(c) for c in frame.columns]
+    rows, previous = [], None
+    # column by column, so that an int column stays int (iterrows would upcast the row)
+    columns = [(str(c), frame[c].tolist()) for c in frame.columns]
+    for i, label in enumerate(frame.index):
+        cells = [format_cell(values[i], name, digits) for name, values in columns]
+        if n_labels:
+            parts = [str(x) for x in (label if isinstance(label, tuple) else (label,))]
+            shown = list(parts)
+            if previous is not None:
+                for j in range(len(parts) - 1):
+                    if parts[: j + 1] != previous[: j + 1]:
+                        break
+                    shown[j] = ""
+            previous = parts
+            cells = shown + cells
         rows.append(cells)
-    return header, rows
+    return header, rows, n_labels
 
 
 def _text_table(name: str, frame: pd.DataFrame, digits: int) -> str:
-    header, rows = _cells(frame, digits)
+    header, rows, n_labels = _cells(frame, digits)
     widths = [max(len(r[j]) for r in [header, *rows]) for j in range(len(header))]
-    first_left = _has_meaningful_index(frame)
 
     def line(cells):
         parts = []
         for j, (cell, w) in enumerate(zip(cells, widths, strict=True)):
-            parts.append(cell.ljust(w) if j == 0 and first_left else cell.rjust(w))
+            parts.append(cell.ljust(w) if j < n_labels else cell.rjust(w))
         return "  ".join(parts).rstrip()
 
     return "\n".join([name, line(header), *(line(r) for r in rows)])
@@ -154,7 +165,7 @@ def _text_info(info) -> list[str]:
 
 
 def _html_table(name: str, frame: pd.DataFrame, digits: int) -> str:
-    header, rows = _cells(frame, digits)
+    header, rows, _ = _cells(frame, digits)
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows

@@ -180,7 +180,8 @@ class TestResult(Results):
         parts = [f"statistic = {format_number(self.statistic)}"]
         if self.df is not None:
             parts.append(f"df = {self.df if not np.isscalar(self.df) else format_number(self.df)}")
-        parts.append(f"p-value = {format_pvalue(self.pvalue)}")
+        shown_p = format_pvalue(self.pvalue)
+        parts.append(f"p-value {shown_p}" if shown_p.startswith("<") else f"p-value = {shown_p}")
         lines = ["", f"\t{self.method}", "", ", ".join(parts)]
         if self.null_hypothesis:
             lines.append(f"null hypothesis: {self.null_hypothesis}")

@@ -1,0 +1,82 @@
+"""Every shared check's message names the argument, what was expected and what came."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from statcore import _validation as v
+
+
+def test_as_float_array_returns_float_copy():
+    src = np.arange(6, dtype=np.int32).reshape(2, 3)
+    out = v.as_float_array(src, name="x", ndim=2)
+    assert out.dtype == np.float64 and out.flags.c_contiguous
+    out[0, 0] = 99
+    assert src[0, 0] == 0
+    fortran = np.asfortranarray(np.ones((3, 2)))
+    assert v.as_float_array(fortran, name="x").flags.c_contiguous
+
+
+@pytest.mark.parametrize(
+    "value,kwargs,error,message",
+    [
+        (np.array([1.0, np.nan]), {}, ValueError, r"`x` must not contain NaN; found 1 \(first at index \(1,\)\)"),
+        (np.array([np.inf, 1.0]), {}, ValueError, r"`x` must be finite; found 1 infinite value\(s\) \(first at index \(0,\)\)"),
+        (np.zeros((2, 2)), {"ndim": 1}, ValueError, r"`x` must be 1-D; got a 2-D array of shape \(2, 2\)"),
+        (np.zeros(3), {"ndim": (2, 3)}, ValueError, r"`x` must be 2-D or 3-D; got a 1-D array"),
+        (np.zeros(1), {"min_rows": 2}, ValueError, r"`x` needs at least 2 rows; got 1"),
+        (["a", "b"], {}, TypeError, r"`x` must be numeric array-like; got \['a', 'b'\]"),
+    ],
+)
+def test_as_float_array_errors(value, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        v.as_float_array(value, name="x", **kwargs)
+
+
+def test_nan_allowed_on_request():
+    out = v.as_float_array([1.0, np.nan], name="x", allow_nan=True)
+    assert np.isnan(out[1])
+
+
+def test_same_length():
+    assert v.check_same_length(a=np.zeros(3), b=pd.Series([1, 2, 3])) == 3
+    with pytest.raises(ValueError, match="`a` has 3, `b` has 2"):
+        v.check_same_length(a=np.zeros(3), b=np.zeros(2))
+
+
+@pytest.mark.parametrize(
+    "call,error,message",
+    [
+        (lambda: v.check_positive(0.0, name="tol"), ValueError, r"`tol` must lie in \(0, inf\]; got 0.0"),
+        (lambda: v.check_positive(-1, name="tol", strict=False), ValueError, r"`tol` must lie in \[0, inf\]; got -1"),
+        (lambda: v.check_positive("1", name="tol"), TypeError, r"`tol` must be a Real; got '1'"),
+        (lambda: v.check_positive(np.nan, name="tol"), ValueError, r"`tol` must be finite; got nan"),
+        (lambda: v.check_positive_int(0, name="maxiter"), ValueError, r"`maxiter` must lie in \[1, inf\]; got 0"),
+        (lambda: v.check_positive_int(2.5, name="maxiter"), TypeError, r"`maxiter` must be a Integral; got 2.5"),
+        (lambda: v.check_positive_int(True, name="maxiter"), TypeError, r"`maxiter` must be a Integral; got True"),
+        (lambda: v.check_probability(1.0, name="q"), ValueError, r"`q` must lie in \(0, 1\); got 1.0"),
+        (lambda: v.check_alpha(0), ValueError, r"`alpha` must lie in \(0, 1\); got 0"),
+        (lambda: v.check_option("x", name="method", options=("fn", "highs")), ValueError, r"`method` must be one of 'fn', 'highs'; got 'x'"),
+        (lambda: v.check_alternative("larger"), ValueError, r"`alternative` must be one of 'two-sided', 'less', 'greater'; got 'larger'"),
+        (lambda: v.check_random_state(-3), ValueError, r"`random_state` must be a non-negative integer; got -3"),
+        (lambda: v.check_random_state("seed"), TypeError, r"`random_state` must be None, a non-negative int, a numpy SeedSequence or a numpy Generator; got 'seed'"),
+    ],
+)
+def test_scalar_check_messages(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_valid_scalars_pass_through():
+    assert v.check_probability(0.25, name="q") == 0.25
+    assert v.check_positive_int(np.int64(5), name="n") == 5
+    assert v.check_scalar(3, name="k", low=0, high=3) == 3
+
+
+def test_random_state_normalisation():
+    gen = np.random.default_rng(1)
+    assert v.check_random_state(gen) is gen
+    a = v.check_random_state(42).normal(size=3)
+    b = v.check_random_state(np.random.SeedSequence(42)).normal(size=3)
+    np.testing.assert_array_equal(a, b)
+    assert isinstance(v.check_random_state(None), np.random.Generator)
