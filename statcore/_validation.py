@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 ALTERNATIVES = ("two-sided", "less", "greater")
+_KIND_NAMES = {numbers.Real: "a real number", numbers.Integral: "an integer"}
 
 
 def describe(value) -> str:
@@ -99,8 +100,8 @@ def check_scalar(
     """Check a scalar's type and range; return it (as float for reals, int for integrals)."""
     if isinstance(value, bool) or not isinstance(value, kind):
         kinds = kind if isinstance(kind, tuple) else (kind,)
-        want = " or ".join(k.__name__ for k in kinds)
-        raise TypeError(f"`{name}` must be a {want}; got {describe(value)}")
+        want = " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds)
+        raise TypeError(f"`{name}` must be {want}; got {describe(value)}")
     if isinstance(value, numbers.Real) and not np.isfinite(value):
         raise ValueError(f"`{name}` must be finite; got {value!r}")
     below = low is not None and (value < low if low_inclusive else value <= low)

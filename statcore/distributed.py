@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 from scipy import special
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from statcore._validation import (
     check_alpha,
