@@ -109,12 +109,16 @@ def check_scalar(
     if below or above:
         left = "[" if low_inclusive else "("
         right = "]" if high_inclusive else ")"
-        lo = "-inf" if low is None else f"{low:g}"
-        hi = "inf" if high is None else f"{high:g}"
+        lo = "-inf" if low is None else _format_bound(low)
+        hi = "inf" if high is None else _format_bound(high)
         raise ValueError(f"`{name}` must lie in {left}{lo}, {hi}{right}; got {value!r}")
     if isinstance(value, numbers.Integral):
         return int(value)
     return float(value)
+
+
+def _format_bound(bound) -> str:
+    return str(int(bound)) if isinstance(bound, numbers.Integral) else f"{bound:g}"
 
 
 def check_positive(value, *, name: str, strict: bool = True) -> float:

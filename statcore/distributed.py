@@ -76,8 +76,16 @@ START_METHOD = "forkserver" if sys.platform.startswith("linux") else "spawn"
 _TASKS_PER_WORKER = 16
 
 #: Column names a study's grid may not use: they name ``fn``'s seed argument or result columns.
-_RESERVED = ("random_state", "replicate", "metric", "estimate", "std_error", "conf_low",
-             "conf_high", "n_rep")
+_RESERVED = (
+    "random_state",
+    "replicate",
+    "metric",
+    "estimate",
+    "std_error",
+    "conf_low",
+    "conf_high",
+    "n_rep",
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,8 +106,9 @@ class Backend:
         """How many calls can run at once."""
         return 1
 
-    def map(self, fn: Callable, iterable: Iterable, *, progress: bool = False,
-            desc: str | None = None) -> list:
+    def map(
+        self, fn: Callable, iterable: Iterable, *, progress: bool = False, desc: str | None = None
+    ) -> list:
         """``[fn(item) for item in iterable]``, computed on the backend, in input order.
 
         Parameters
@@ -154,7 +163,8 @@ class _PoolBackend(Backend):
 
     def __init__(self, n_workers: int | None = None):
         self._n_workers = (
-            _available_cpus() if n_workers is None
+            _available_cpus()
+            if n_workers is None
             else check_positive_int(n_workers, name="n_workers")
         )
         self._executor = self._make_executor()
@@ -336,13 +346,15 @@ def _plot_estimates(results, ax=None, metric=None, alpha=0.05, **kwargs):
     """
     ax = get_ax(ax)
     metrics = (
-        results.outputs if metric is None
+        results.outputs
+        if metric is None
         else (check_option(metric, name="metric", options=results.outputs),)
     )
     frame = results.tidy(alpha=alpha)
     grid = results.grid
     numeric = [
-        c for c in grid.columns
+        c
+        for c in grid.columns
         if pd.api.types.is_numeric_dtype(grid[c]) and not pd.api.types.is_bool_dtype(grid[c])
     ]
     x_name = numeric[0] if numeric else None
@@ -361,8 +373,15 @@ def _plot_estimates(results, ax=None, metric=None, alpha=0.05, **kwargs):
         est = rows["estimate"].to_numpy()
         err = np.vstack([est - rows["conf_low"].to_numpy(), rows["conf_high"].to_numpy() - est])
         for label, idx in groups.items():
-            ax.errorbar(x[idx], est[idx], yerr=err[:, idx], fmt="o-", capsize=3,
-                        label=f"{name} {label}".strip(), **kwargs)
+            ax.errorbar(
+                x[idx],
+                est[idx],
+                yerr=err[:, idx],
+                fmt="o-",
+                capsize=3,
+                label=f"{name} {label}".strip(),
+                **kwargs,
+            )
     if x_name is None:
         ax.set_xticks(x, [_point_label(row, grid.columns) for row in grid.to_dict("records")])
     ax.set_xlabel(x_name or "design point")
@@ -390,7 +409,7 @@ class MonteCarloResult(Results):
         Replicates per design point.
     backend : str
         Name of the backend that ran the study.
-    wall_time : float
+    wall_time_s : float
         Seconds the replicates took.
 
     Notes
@@ -412,7 +431,7 @@ class MonteCarloResult(Results):
     outputs: tuple[str, ...]
     n_rep: int
     backend: str = "serial"
-    wall_time: float = float("nan")
+    wall_time_s: float = float("nan")
 
     _plots: ClassVar[dict] = {"estimates": _plot_estimates}
 
@@ -478,7 +497,7 @@ class MonteCarloResult(Results):
         return self._estimates(rejected, True, 0.05)
 
     def glance(self) -> pd.DataFrame:
-        """One row: method, nobs (replicates in all), n_points, n_rep, backend, wall_time
+        """One row: method, nobs (replicates in all), n_points, n_rep, backend, wall_time_s
         (seconds), random_state_used."""
         return pd.DataFrame(
             [
@@ -488,7 +507,7 @@ class MonteCarloResult(Results):
                     "n_points": self.n_points,
                     "n_rep": self.n_rep,
                     "backend": self.backend,
-                    "wall_time": self.wall_time,
+                    "wall_time_s": self.wall_time_s,
                     "random_state_used": self.random_state_used,
                 }
             ]
@@ -506,8 +525,9 @@ class MonteCarloResult(Results):
         )
         if any((table["n_rep"] < self.n_rep).any() for table in tables.values()):
             notes += ("n_rep counts the replicates with a non-NaN value.",)
-        return Summary(title=self.method, info=self._info(), tables=tables,
-                       notes=self.notes + notes)
+        return Summary(
+            title=self.method, info=self._info(), tables=tables, notes=self.notes + notes
+        )
 
     def _repr_lines(self) -> list[str]:
         return [
@@ -577,8 +597,16 @@ class MonteCarloStudy:
     >>> res.rejection_rate(alpha=0.05)  # doctest: +SKIP
     """
 
-    def __init__(self, fn: Callable, grid, n_rep: int, *, random_state=None, backend=None,
-                 progress: bool = False):
+    def __init__(
+        self,
+        fn: Callable,
+        grid,
+        n_rep: int,
+        *,
+        random_state=None,
+        backend=None,
+        progress: bool = False,
+    ):
         check_callable(fn, name="fn")
         self.fn = fn
         self.points, self.grid = _design_points(grid)
@@ -613,9 +641,10 @@ class MonteCarloStudy:
         runner = _Replicates(fn=self.fn, entropy=entropy, n_rep=self.n_rep)
         try:
             start = time.perf_counter()
-            blocks = backend.map(runner, self._tasks(backend.n_workers), progress=self.progress,
-                                 desc="Monte Carlo")
-            wall_time = time.perf_counter() - start
+            blocks = backend.map(
+                runner, self._tasks(backend.n_workers), progress=self.progress, desc="Monte Carlo"
+            )
+            wall_time_s = time.perf_counter() - start
         finally:
             if backend is not self.backend:
                 backend.close()
@@ -637,7 +666,7 @@ class MonteCarloStudy:
             outputs=outputs,
             n_rep=self.n_rep,
             backend=backend.name,
-            wall_time=wall_time,
+            wall_time_s=wall_time_s,
         )
 
     def _tasks(self, n_workers: int) -> list[tuple[int, dict, int, int]]:
@@ -666,8 +695,7 @@ class MonteCarloStudy:
         clash = [name for name in names if name in self.grid.columns or name == "replicate"]
         if clash:
             raise ValueError(
-                f"`fn` outputs {clash} clash with the grid's parameters or 'replicate'; "
-                "rename them"
+                f"`fn` outputs {clash} clash with the grid's parameters or 'replicate'; rename them"
             )
         return names
 
@@ -749,8 +777,9 @@ def _design_points(grid) -> tuple[list[dict], pd.DataFrame]:
             levels[name] = [values] if single else list(values)
             if not levels[name]:
                 raise ValueError(f"`grid[{name!r}]` must hold at least one value; got {values!r}")
-        points = [dict(zip(levels, combo, strict=True))
-                  for combo in itertools.product(*levels.values())]
+        points = [
+            dict(zip(levels, combo, strict=True)) for combo in itertools.product(*levels.values())
+        ]
         frame = pd.DataFrame(points, index=range(len(points)))
     elif isinstance(grid, list | tuple):
         if not grid:

@@ -65,6 +65,8 @@ class EstimationResults(Results):
     scale: float | None = None
 
     _plots: ClassVar[dict] = {"coef": plot_coefficients}
+    #: name of the per-term table in :meth:`summary` ("metrics" for evaluation results)
+    _table_name: ClassVar[str] = "coefficients"
 
     def __post_init__(self):
         check_option(self.inference, name="inference", options=INFERENCE)
@@ -375,11 +377,13 @@ class EstimationResults(Results):
         table = self.tidy(alpha=alpha)
         if self.is_multilevel:
             tables = {
-                f"coefficients (level = {level})": rows.drop(columns="level").set_index("term")
+                f"{self._table_name} (level = {level})": rows.drop(columns="level").set_index(
+                    "term"
+                )
                 for level, rows in table.groupby("level", sort=False)
             }
         else:
-            tables = {"coefficients": table.set_index("term")}
+            tables = {self._table_name: table.set_index("term")}
         notes = (
             f"{100 * (1 - alpha):g}% intervals; {self._reference_text()}; "
             f"covariance: {self.cov_type}.",

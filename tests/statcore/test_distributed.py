@@ -144,7 +144,7 @@ def test_get_backend_errors():
         get_backend("serial", n_workers=2)
     with pytest.raises(ValueError, match=r"`n_workers` must lie in \[1, inf\]; got 0"):
         get_backend("threads", n_workers=0)
-    with pytest.raises(TypeError, match="`n_workers` must be a Integral"):
+    with pytest.raises(TypeError, match="`n_workers` must be an integer"):
         get_backend("processes", n_workers=1.5)
 
 
@@ -320,9 +320,9 @@ def test_reports():
     res = MonteCarloStudy(_ztest, GRID, 20, random_state=8, progress=False).run()
     glance = res.glance()
     assert list(glance.columns) == ["method", "nobs", "n_points", "n_rep", "backend",
-                                    "wall_time", "random_state_used"]
+                                    "wall_time_s", "random_state_used"]
     assert glance.loc[0, "n_points"] == 4 and glance.loc[0, "nobs"] == 80
-    assert glance.loc[0, "backend"] == "serial" and glance.loc[0, "wall_time"] > 0
+    assert glance.loc[0, "backend"] == "serial" and glance.loc[0, "wall_time_s"] > 0
     assert res.method == "Monte Carlo study of _ztest"
     text = res.summary().as_text()
     assert "reject" in text and "random_state_used" in text
@@ -380,7 +380,7 @@ def test_bad_inputs():
         MonteCarloStudy(3, {}, 10)
     with pytest.raises(ValueError, match=r"`n_rep` must lie in \[1, inf\]; got 0"):
         MonteCarloStudy(_uniform, {}, 0)
-    with pytest.raises(TypeError, match="`n_rep` must be a Integral"):
+    with pytest.raises(TypeError, match="`n_rep` must be an integer"):
         MonteCarloStudy(_uniform, {}, 2.5)
     with pytest.raises(TypeError, match="`random_state` must be None"):
         MonteCarloStudy(_uniform, {}, 2, random_state="seed")

@@ -1,0 +1,163 @@
+"""Devices, seeding, and the one door through which tensors become numpy arrays.
+
+Results never see torch: every tensor that reaches a results object goes through
+:func:`as_numpy` (detach, move to the CPU, copy to a numpy array), so ``statcore.results``
+works on plain numpy and pandas.
+"""
+
+from __future__ import annotations
+
+import numbers
+import random
+
+import numpy as np
+import torch
+
+from statcore._validation import check_random_state, check_scalar
+
+#: The largest seed ``seed_everything`` accepts: numpy's legacy global generator takes 32 bits.
+MAX_SEED = 2**32 - 1
+
+
+def get_device(device=None) -> torch.device:
+    """Resolve a device request to a :class:`torch.device`.
+
+    Parameters
+    ----------
+    device : None, str or torch.device
+        ``None`` or ``"auto"``: CUDA when available, else the CPU. Otherwise ``"cpu"``,
+        ``"cuda"`` (the current CUDA device), ``"cuda:N"`` or a ``torch.device`` of type cpu
+        or cuda.
+
+    Returns
+    -------
+    torch.device
+
+    Raises
+    ------
+    TypeError
+        When ``device`` is neither None, a string nor a ``torch.device``.
+    ValueError
+        When the string names no device, or a device type other than cpu and cuda.
+    RuntimeError
+        When CUDA is requested but not available, or the index exceeds the device count.
+
+    Examples
+    --------
+    >>> get_device("cpu")
+    device(type='cpu')
+    """
+    if device is None or (isinstance(device, str) and device == "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if not isinstance(device, str | torch.device):
+        raise TypeError(
+            "`device` must be None, 'auto', 'cpu', 'cuda', 'cuda:N' or a torch.device; got "
+            f"{device!r} ({type(device).__name__})"
+        )
+    try:
+        resolved = torch.device(device)
+    except RuntimeError:
+        raise ValueError(
+            f"`device` must be None, 'auto', 'cpu', 'cuda', 'cuda:N' or a torch.device; "
+            f"got {device!r}"
+        ) from None
+    if resolved.type not in ("cpu", "cuda"):
+        raise ValueError(f"`device` must be a cpu or cuda device; got {device!r}")
+    if resolved.type == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError(
+                f"`device` {device!r} asks for CUDA, but torch.cuda.is_available() is False; "
+                "use device='cpu' or device='auto'"
+            )
+        count = torch.cuda.device_count()
+        if resolved.index is not None and resolved.index >= count:
+            raise RuntimeError(
+                f"`device` {device!r} asks for CUDA device {resolved.index}, but only {count} "
+                "CUDA device(s) are visible"
+            )
+    return resolved
+
+
+def as_numpy(x, *, name: str = "x") -> np.ndarray:
+    """Return ``x`` as a new, C-contiguous numpy array, leaving torch behind.
+
+    This is the single place where tensors become arrays: a tensor is detached from the
+    autograd graph, its lazy conjugate/negative bits are resolved, it is cast and moved to the
+    CPU, and copied. Numpy arrays, Python scalars, lists and pandas objects go through the same
+    dtype rules (and are copied too, so the result never shares memory with the input).
+
+    Parameters
+    ----------
+    x : torch.Tensor, numpy.ndarray, scalar or array_like
+        What to convert; a 0-d tensor gives a 0-d array.
+    name : str
+        The argument's name, for the error message.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    TypeError
+        When ``x`` is not numeric (strings, objects).
+
+    Notes
+    -----
+    Dtypes:
+
+    - floating (float16, bfloat16, float32, float64) -> ``float64``
+    - complex -> ``complex128``
+    - signed or unsigned integers -> ``int64`` (labels, counts and indices stay exact)
+    - bool -> ``bool`` (masks stay masks; ``.mean()`` still gives a proportion)
+    """
+    if isinstance(x, torch.Tensor):
+        x = x.detach().resolve_conj().resolve_neg()
+        if x.is_floating_point():
+            x = x.to(device="cpu", dtype=torch.float64)
+        elif x.is_complex():
+            x = x.to(device="cpu", dtype=torch.complex128)
+        elif x.dtype != torch.bool:
+            x = x.to(device="cpu", dtype=torch.int64)
+        else:
+            x = x.cpu()
+        x = x.numpy()
+    arr = np.asarray(x)
+    for kind, dtype in (
+        (np.bool_, np.bool_),
+        (np.integer, np.int64),
+        (np.floating, np.float64),
+        (np.complexfloating, np.complex128),
+    ):
+        if np.issubdtype(arr.dtype, kind):
+            return np.array(arr, dtype=dtype, order="C", copy=True)
+    raise TypeError(f"`{name}` must be a numeric tensor or array; got dtype {arr.dtype}")
+
+
+def seed_everything(seed) -> np.random.Generator:
+    """Seed Python's ``random``, numpy's legacy global generator and torch; return a Generator.
+
+    ``torch.manual_seed`` seeds the CPU generator and every CUDA device's. Deterministic
+    algorithms (``torch.use_deterministic_algorithms``) are a separate switch left to the user.
+
+    Parameters
+    ----------
+    seed : int
+        An integer in ``[0, 2**32 - 1]`` (the range numpy's legacy ``np.random.seed`` takes).
+
+    Returns
+    -------
+    numpy.random.Generator
+        ``numpy.random.default_rng(seed)``: pass it on as ``random_state`` for numpy work.
+
+    Examples
+    --------
+    >>> rng = seed_everything(0)
+    >>> a = torch.randn(2); _ = seed_everything(0); bool((a == torch.randn(2)).all())
+    True
+    """
+    seed = check_scalar(seed, name="seed", kind=numbers.Integral, low=0, high=MAX_SEED)
+    random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 -- seeding the legacy global state is the point here
+    torch.manual_seed(seed)
+    return check_random_state(seed)
