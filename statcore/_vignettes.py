@@ -231,7 +231,7 @@ def main(argv=None) -> int:
     if failures:
         names = ", ".join(result.name for result in failures)
         print(f"{len(failures)} of {len(results)} vignettes failed: {names}")
-    print(f"index: {args.out_dir / 'index.html'}")
+    print(f"index: {(args.out_dir / 'index.html').resolve()}")
     return 1 if failures else 0
 
 
