@@ -37,8 +37,11 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 HERE = Path(__file__).resolve().parent
+# the SyNGLER real networks, as the project received them (outside the repository)
+NETWORKS = HERE.parents[1] / "shared" / "data" / "networks"
 
 # Files of this folder that are not shipped data (and so not in MANIFEST).
 NOT_DATA = {"MANIFEST", "README.md", "make_datasets.py"}
@@ -111,7 +114,7 @@ def _nodes_csv(graph: nx.Graph, attributes: tuple[str, ...] = ()) -> str:
     return _csv_text(pd.DataFrame(rows))
 
 
-def build() -> dict[str, str]:
+def build(networks: Path = NETWORKS) -> dict[str, str]:
     """Return ``{file name: text}`` for every shipped file."""
     files: dict[str, str] = {}
 
@@ -173,6 +176,53 @@ def build() -> dict[str, str]:
     davis = nx.davis_southern_women_graph()
     files["davis_southern_women_edges.csv"] = _edges_csv(davis)
     files["davis_southern_women_nodes.csv"] = _nodes_csv(davis, ("bipartite",))
+    files.update(_syngler_networks(networks))
+    return files
+
+
+SYNGLER_SOURCES = {
+    "youtube": (
+        "youtube_1991.npy",
+        [
+            "YouTube friendship subgraph used by the SyNGLER paper (1,991 nodes, 51,756 edges).",
+            "source: FeifanJiang/syngler, data/real/youtube/generator/seed=0.npy (MIT licence);",
+            "originally SNAP com-Youtube (Yang and Leskovec 2012).",
+            "node order is in youtube_nodes.csv",
+        ],
+    ),
+    "cora_ml": (
+        "cora_ml.npz",
+        [
+            "Cora-ML citation network, undirected (2,810 nodes, 7,981 edges).",
+            "source: FeifanJiang/syngler, baselines/cell/src/data/CORA-ML.npz (MIT licence);",
+            "McCallum et al. (2000), Bojchevski and Guennemann (2018).",
+            "node order is in cora_ml_nodes.csv",
+        ],
+    ),
+}
+
+
+def _syngler_networks(folder: Path) -> dict[str, str]:
+    """Edge lists of the SyNGLER real networks, from the shared folder when it is present.
+
+    The sources sit outside the repository (``../shared/data/networks``); without them the
+    files already in this folder are carried over unchanged.
+    """
+    files = {}
+    for name, (source, header) in SYNGLER_SOURCES.items():
+        edge_file, node_file = f"{name}.edgelist", f"{name}_nodes.csv"
+        path = folder / source
+        if not path.exists():
+            for existing in (edge_file, node_file):
+                files[existing] = (HERE / existing).read_text(encoding="utf-8")
+            continue
+        if source.endswith(".npy"):
+            adjacency = sparse.csr_matrix(np.load(path))
+        else:
+            adjacency = sparse.load_npz(path).tocsr()
+        graph = nx.from_scipy_sparse_array(adjacency)
+        files[edge_file] = _edgelist(graph, header, weight=None)
+        files[node_file] = _nodes_csv(graph)
     return files
 
 
@@ -189,9 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare only; write nothing")
     parser.add_argument("--out", type=Path, default=HERE, help="folder to write (default: here)")
+    parser.add_argument(
+        "--networks", type=Path, default=NETWORKS, help="folder of the SyNGLER source networks"
+    )
     args = parser.parse_args(argv)
 
-    files = build()
+    files = build(args.networks)
     files_and_manifest = {**files, "MANIFEST": manifest_text(files)}
     changed = []
     for name, text in files_and_manifest.items():

@@ -203,5 +203,44 @@ DATASETS: dict[str, Table | Network] = {
                 "with networkx (BSD-3-Clause)."
             ),
         ),
+        Network(
+            name="youtube",
+            edges_file="youtube.edgelist",
+            nodes_file="youtube_nodes.csv",
+            node_type=INT,
+            node_attributes={},
+            weight=None,
+            nobs=1991,
+            nedges=51756,
+            description=(
+                "Connected YouTube friendship subgraph (1,991 users, 51,756 ties) that the "
+                "SyNGLER paper fits its latent space model to."
+            ),
+            source=(
+                "FeifanJiang/syngler, data/real/youtube/generator/seed=0.npy (MIT licence); "
+                "originally SNAP com-Youtube: Yang, J. and Leskovec, J. (2012), Defining and "
+                "evaluating network communities based on ground-truth, ICDM."
+            ),
+        ),
+        Network(
+            name="cora_ml",
+            edges_file="cora_ml.edgelist",
+            nodes_file="cora_ml_nodes.csv",
+            node_type=INT,
+            node_attributes={},
+            weight=None,
+            nobs=2810,
+            nedges=7981,
+            description=(
+                "Cora-ML citation network, undirected and connected (2,810 papers, 7,981 "
+                "citations), as used by the SyNGLER paper's baselines."
+            ),
+            source=(
+                "FeifanJiang/syngler, baselines/cell/src/data/CORA-ML.npz (MIT licence); "
+                "McCallum, A. et al. (2000), Automating the construction of internet portals "
+                "with machine learning, Information Retrieval 3; Bojchevski, A. and "
+                "Guennemann, S. (2018), Deep Gaussian embedding of graphs, ICLR."
+            ),
+        ),
     )
 }

@@ -60,6 +60,8 @@ NETWORKS = {
     "florentine_families": (nx.florentine_families_graph, 15, 20, set(), set()),
     "davis_southern_women": (nx.davis_southern_women_graph, 32, 89, {"bipartite"}, set()),
 }
+# the SyNGLER paper's real networks: nodes, edges (from the authors' adjacency files)
+REAL_NETWORKS = {"youtube": (1991, 51756), "cora_ml": (2810, 7981)}
 
 
 def _sha256(path: Path) -> str:
@@ -80,15 +82,16 @@ def _manifest() -> dict[str, str]:
 def test_list_datasets_contents():
     listing = list_datasets()
     assert list(listing.columns) == ["name", "kind", "nobs", "description", "source"]
-    assert listing["name"].tolist() == [*TABLES, *NETWORKS]
+    assert listing["name"].tolist() == [*TABLES, *NETWORKS, *REAL_NETWORKS]
     assert listing["name"].is_unique
     kinds = dict(zip(listing["name"], listing["kind"], strict=True))
     assert all(kinds[n] == "table" for n in TABLES)
-    assert all(kinds[n] == "network" for n in NETWORKS)
+    assert all(kinds[n] == "network" for n in [*NETWORKS, *REAL_NETWORKS])
     assert listing["nobs"].dtype == np.int64
     nobs = dict(zip(listing["name"], listing["nobs"], strict=True))
     assert {n: nobs[n] for n in TABLES} == {n: rows for n, (rows, _) in TABLES.items()}
     assert {n: nobs[n] for n in NETWORKS} == {n: spec[1] for n, spec in NETWORKS.items()}
+    assert {n: nobs[n] for n in REAL_NETWORKS} == {n: v[0] for n, v in REAL_NETWORKS.items()}
     for column in ("description", "source"):
         assert all(isinstance(t, str) and len(t) > 20 for t in listing[column])
 
@@ -256,7 +259,7 @@ def test_unknown_name(bad):
         load(bad)
     message = str(info.value)
     assert "`name`" in message
-    for name in [*TABLES, *NETWORKS]:
+    for name in [*TABLES, *NETWORKS, *REAL_NETWORKS]:
         assert repr(name) in message
     assert f"got {bad!r}" in message
 
@@ -290,7 +293,7 @@ def test_readme_documents_every_file_and_its_checksum():
     for name, digest in _manifest().items():
         assert f"`{name}`" in readme
         assert digest in readme, f"README's sha256 of {name} is not MANIFEST's"
-    for name in [*TABLES, *NETWORKS]:
+    for name in [*TABLES, *NETWORKS, *REAL_NETWORKS]:
         assert f"`{name}`" in readme or f"`{name}.csv`" in readme
 
 
@@ -418,7 +421,27 @@ def test_wheel_contains_data_and_load_works_from_it(tmp_path):
     # and what it loaded is what the checkout loads, value for value
     namespace: dict = {}
     exec(_FINGERPRINT, namespace)
-    assert list(result["data"]) == [*TABLES, *NETWORKS]
+    assert list(result["data"]) == [*TABLES, *NETWORKS, *REAL_NETWORKS]
     for name, from_wheel in result["data"].items():
         here = json.loads(json.dumps(namespace["fingerprint"](load(name))))
         assert from_wheel == here, f"{name} loads differently from the wheel"
+
+
+@pytest.mark.parametrize("name", list(REAL_NETWORKS))
+def test_syngler_real_networks_are_simple_connected_graphs(name):
+    graph = load(name)
+    n_nodes, n_edges = REAL_NETWORKS[name]
+    assert graph.number_of_nodes() == n_nodes and graph.number_of_edges() == n_edges
+    assert list(graph.nodes) == list(range(n_nodes))
+    assert nx.is_connected(graph) and nx.number_of_selfloops(graph) == 0
+    assert "syngler" in graph.graph["source"]
+
+
+def test_youtube_matches_the_authors_adjacency_when_present():
+    """Byte-level provenance check against the shared source file, where the checkout has it."""
+    source = REPO.parent / "shared" / "data" / "networks" / "youtube_1991.npy"
+    if not source.exists():
+        pytest.skip("the shared source adjacency sits outside a bare clone")
+    adjacency = np.load(source)
+    loaded = nx.to_numpy_array(load("youtube"), nodelist=range(1991), dtype=np.uint8)
+    np.testing.assert_array_equal(loaded, adjacency)

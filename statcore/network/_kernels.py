@@ -1,0 +1,189 @@
+"""numba kernels of the latent space model: pair sums without an n x n matrix, edge sampling."""
+
+import numpy as np
+from numba import prange
+
+from statcore._numba import njit
+
+
+@njit(inline="always")
+def _log1p_exp(x):
+    # log(1 + e^x) without overflow: fitted logits beyond +-15 occur on real networks
+    if x > 0:
+        return x + np.log1p(np.exp(-x))
+    return np.log1p(np.exp(x))
+
+
+@njit(inline="always")
+def _sigmoid(x):
+    if x >= 0:
+        return 1.0 / (1.0 + np.exp(-x))
+    e = np.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(parallel=True)
+def pair_sums(Z, alpha, rho, indptr, indices, grad_z, grad_alpha, row_llf, row_info, hess):
+    """One pass over all ordered pairs (i, j), i != j, of the logistic latent space model.
+
+    Theta_ij = alpha_i + alpha_j + z_i'z_j + rho and R_ij = A_ij - sigmoid(Theta_ij). Fills, per
+    row i: ``grad_z[i] = sum_j R_ij z_j``, ``grad_alpha[i] = sum_j R_ij``, ``row_llf[i] =
+    sum_j [A_ij Theta_ij - log(1 + e^Theta_ij)]``, ``row_info[i] = sum_j P_ij (1 - P_ij)`` and
+    ``hess[i] = sum_j P_ij (1 - P_ij) f_j f_j'`` with ``f_j = (1, z_j)``: minus the exact
+    diagonal block of the Hessian in node i's parameters (alpha_i, z_i).
+    The adjacency comes as CSR with sorted column indices. Each row is written by one thread
+    only, so the parallel loop needs no atomics; memory is O(n r).
+    """
+    n, r = Z.shape
+    for i in prange(n):
+        ptr = indptr[i]
+        end = indptr[i + 1]
+        g_alpha = 0.0
+        llf = 0.0
+        info = 0.0
+        for k in range(r):
+            grad_z[i, k] = 0.0
+        for a in range(r + 1):
+            for b in range(r + 1):
+                hess[i, a, b] = 0.0
+        for j in range(n):
+            if j == i:
+                continue
+            while ptr < end and indices[ptr] < j:
+                ptr += 1
+            a = 1.0 if (ptr < end and indices[ptr] == j) else 0.0
+            theta = alpha[i] + alpha[j] + rho
+            for k in range(r):
+                theta += Z[i, k] * Z[j, k]
+            p = _sigmoid(theta)
+            resid = a - p
+            g_alpha += resid
+            llf += a * theta - _log1p_exp(theta)
+            w = p * (1.0 - p)
+            info += w
+            hess[i, 0, 0] += w
+            for k in range(r):
+                grad_z[i, k] += resid * Z[j, k]
+                hess[i, 0, k + 1] += w * Z[j, k]
+                for m in range(k + 1):
+                    hess[i, k + 1, m + 1] += w * Z[j, k] * Z[j, m]
+        # mirror what was accumulated: row 0 and the lower triangle of the z block
+        for k in range(1, r + 1):
+            hess[i, k, 0] = hess[i, 0, k]
+            for m in range(1, k):
+                hess[i, m, k] = hess[i, k, m]
+        grad_alpha[i] = g_alpha
+        row_llf[i] = llf
+        row_info[i] = info
+
+
+@njit(parallel=True)
+def mean_probability(Z, alpha, rho):
+    """Mean of P_ij over the pairs i < j (the fitted density)."""
+    n, r = Z.shape
+    rows = np.zeros(n)
+    for i in prange(n):
+        acc = 0.0
+        for j in range(i + 1, n):
+            theta = alpha[i] + alpha[j] + rho
+            for k in range(r):
+                theta += Z[i, k] * Z[j, k]
+            acc += _sigmoid(theta)
+        rows[i] = acc
+    return rows.sum() / (n * (n - 1) / 2.0)
+
+
+@njit
+def probabilities_of_pairs(Z, alpha, rho, rows, cols):
+    """P_ij for given index pairs."""
+    out = np.empty(rows.shape[0])
+    r = Z.shape[1]
+    for t in range(rows.shape[0]):
+        i, j = rows[t], cols[t]
+        theta = alpha[i] + alpha[j] + rho
+        for k in range(r):
+            theta += Z[i, k] * Z[j, k]
+        out[t] = _sigmoid(theta)
+    return out
+
+
+@njit
+def sample_dense_rows(Z, alpha, rho, first_row, uniforms, out_rows, out_cols):
+    """Bernoulli draws for the pairs (i, j), i < j, of rows first_row, first_row + 1, ...
+
+    ``uniforms`` holds one draw per pair, row by row; returns the number of edges written.
+    """
+    n, r = Z.shape
+    count = 0
+    t = 0
+    i = first_row
+    while t < uniforms.shape[0]:
+        for j in range(i + 1, n):
+            theta = alpha[i] + alpha[j] + rho
+            for k in range(r):
+                theta += Z[i, k] * Z[j, k]
+            if uniforms[t] < _sigmoid(theta):
+                out_rows[count] = i
+                out_cols[count] = j
+                count += 1
+            t += 1
+        i += 1
+    return count
+
+
+@njit
+def sample_envelope(Z, alpha, rho, order, weights, uniforms, out_rows, out_cols):
+    """Exact O(n + proposals) sampling by thinning a rank-one (Chung-Lu) envelope.
+
+    sigma(theta) <= e^theta and z_i'z_j <= (|z_i|^2 + |z_j|^2) / 2 give
+    P_ij <= q_ij = min(1, w_i w_j) with w_i = exp(alpha_i + rho / 2 + |z_i|^2 / 2). Candidate
+    pairs of the independent-edge model q are drawn with Miller-Hagberg geometric skipping over
+    nodes sorted by decreasing weight (``order``, ``weights`` sorted alike), then each is kept
+    with probability P_ij / q_ij.
+
+    Returns (number of edges, uniforms used); the number used is -1 when ``uniforms`` or the
+    output buffers ran out, and the caller retries with larger ones.
+    """
+    n, r = Z.shape
+    used = 0
+    count = 0
+    n_uniform = uniforms.shape[0]
+    capacity = out_rows.shape[0]
+    for u in range(n - 1):
+        v = u + 1
+        wu = weights[u]
+        q = min(1.0, wu * weights[v])
+        while v < n and q > 0.0:
+            if q < 1.0:
+                if used >= n_uniform:
+                    return count, -1
+                # geometric skip: pairs (u, v), (u, v+1), ... each at least as likely as later
+                # 1 - u lies in (0, 1]; the skip is capped at n before the int conversion
+                skip = np.floor(np.log(1.0 - uniforms[used]) / np.log1p(-q))
+                used += 1
+                v += int(min(skip, float(n)))
+            if v >= n:
+                break
+            q_v = min(1.0, wu * weights[v])
+            if used >= n_uniform:
+                return count, -1
+            if uniforms[used] < q_v / q:
+                used += 1
+                i, j = order[u], order[v]
+                theta = alpha[i] + alpha[j] + rho
+                for k in range(r):
+                    theta += Z[i, k] * Z[j, k]
+                if used >= n_uniform:
+                    return count, -1
+                if uniforms[used] * q_v < _sigmoid(theta):
+                    if count >= capacity:
+                        return count, -1
+                    out_rows[count] = min(i, j)
+                    out_cols[count] = max(i, j)
+                    count += 1
+                used += 1
+            else:
+                used += 1
+            q = q_v
+            v += 1
+    return count, used

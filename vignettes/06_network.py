@@ -1,0 +1,102 @@
+# %% [markdown]
+# # Synthetic networks with SyNGLER
+#
+# SyNGLER (Jiang et al., ICML 2026) generates synthetic networks in two stages. Stage 1 fits a
+# logistic latent space model with degree heterogeneity,
+# $P_{ij} = \sigma(z_i^\top z_j + \alpha_i + \alpha_j + \rho)$. Stage 2 builds a
+# distribution-free generator over the fitted node parameters $(z_i, \alpha_i)$: SyNG-R
+# resamples them jointly (a bootstrap of nodes), and a Gaussian-kernel smoothed bootstrap is a
+# lightweight alternative to the paper's tree-based diffusion. New graphs draw node parameters,
+# then independent edges.
+#
+# Here: the YouTube friendship subgraph the paper uses (1,991 users, 51,756 ties).
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+import statcore as sc
+from statcore.network import LatentSpaceModel, SyNGLER, compare_networks, network_statistics
+
+youtube = sc.datasets.load("youtube")
+network_statistics(youtube).T
+
+# %% [markdown]
+# ## Stage 1: the latent space model
+#
+# The fit starts from the top eigenvectors of the centred adjacency and climbs the
+# log-likelihood with per-node Newton steps (the authors' projected gradient ascent,
+# preconditioned), re-imposing the identifiability constraints (centred and rotated positions,
+# intercepts summing to zero) at every step. $\rho$ ends calibrated so that the expected edge
+# count equals the observed one.
+
+# %%
+latent = LatentSpaceModel(youtube, dim=2).fit()
+print(latent.summary())
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+latent.plot(ax=axes[0])
+axes[1].plot(latent.history["iteration"], latent.history["loglik"])
+axes[1].set_xlabel("iteration")
+axes[1].set_ylabel("log-likelihood")
+axes[1].set_title("fit history")
+fig.tight_layout()
+
+# %% [markdown]
+# The authors' projected gradient ascent reaches a lower likelihood in its released budget of
+# 500 iterations; its $\rho$ (-7.56 in their release) sits about one logit unit above the
+# maximum's.
+
+# %%
+print(f"rho at the maximum: {latent.rho:.3f}; log-likelihood {latent.llf:.1f}")
+print(f"iterations: {latent.n_iter}, converged: {latent.converged}")
+
+# %% [markdown]
+# ## Stage 2: generators and synthetic graphs
+
+# %%
+syng_r = SyNGLER(youtube, dim=2, generator="resample").fit()
+syng_kde = SyNGLER(youtube, dim=2, generator="kde").fit()
+synthetic_r = syng_r.sample(n_graphs=5, random_state=1)
+synthetic_kde = syng_kde.sample(n_graphs=5, random_state=2)
+print([g.number_of_edges() for g in synthetic_r], "observed:", youtube.number_of_edges())
+
+# %% [markdown]
+# ## Comparison with baselines
+#
+# The paper's metrics (triangle density, transitivity, degree-centrality distances, spectrum and
+# MMD distances; lower is better) for both generators and four baselines fitted to the same graph:
+# Erdős–Rényi, the configuration model, Chung–Lu expected degrees and a degree-corrected
+# stochastic block model.
+
+# %%
+comparison = compare_networks(
+    youtube, {"SyNG-R": synthetic_r, "SyNG-KDE": synthetic_kde}, random_state=3
+)
+comparison.wide()
+
+# %%
+comparison.plot(
+    metrics=["triangle_rel_rmse", "clustering_rmse", "degree_ks", "degree_w1", "spectrum_energy"]
+)
+
+# %% [markdown]
+# On this graph SyNG-R beats every baseline on triangle density and transitivity (the latent
+# geometry carries them) and is close to the best on the degree distances, where Chung–Lu and
+# the DC-SBM, which keep the observed degrees in expectation, are hard to beat. The smoothed
+# bootstrap does badly here: the fitted intercepts are heavy-tailed (alpha from -24 to 8), and a
+# Gaussian kernel with Silverman's bandwidth blurs the rare high-degree nodes into many; SyNG-R
+# is the generator to use on such graphs.
+
+# %%
+fig, ax = plt.subplots(figsize=(6, 4))
+bins = np.logspace(0, np.log10(1000), 30)
+ax.hist([d for _, d in youtube.degree()], bins=bins, histtype="step", lw=2, label="observed")
+ax.hist([d for _, d in synthetic_r[0].degree()], bins=bins, histtype="step", label="SyNG-R")
+er = sc.network.baseline_graphs(youtube, "erdos_renyi", 1, random_state=0)[0]
+ax.hist([d for _, d in er.degree()], bins=bins, histtype="step", label="Erdős–Rényi")
+ax.set_xscale("log")
+ax.set_xlabel("degree")
+ax.legend(frameon=False)
+ax.set_title("degree distributions")
