@@ -16,7 +16,12 @@ from scipy.sparse import linalg as sparse_linalg
 from scipy.special import expit, logit
 from tqdm import tqdm
 
-from statcore._validation import check_option, check_positive, check_positive_int
+from statcore._validation import (
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
 from statcore.exceptions import ConvergenceWarning
 from statcore.network import _kernels
 from statcore.network.graph import as_adjacency
@@ -28,6 +33,8 @@ from statcore.results._plotting import get_ax
 DIVERGENCE = 50.0
 # above this many nodes a dense n x n probability matrix is refused (800 MB at n = 10,000)
 DENSE_LIMIT = 10_000
+# up to this many nodes the exact log-likelihood is still evaluated once after a sampled fit
+EXACT_LIMIT = 20_000
 
 
 def _plot_positions(results, ax=None, dims=(0, 1), **kwargs):
@@ -303,6 +310,7 @@ class LatentSpaceModel:
         tol: float = 1e-10,
         step: float | None = None,
         penalty: float = 1e-3,
+        nonedges="auto",
         random_state=None,
         progress: bool = False,
     ) -> LatentSpaceResults:
@@ -335,8 +343,16 @@ class LatentSpaceModel:
             Initial damping (Newton) or base step eta_0 (PGD); 0.5 by default.
         penalty : float
             Ridge weight on the node parameters (0: plain maximum likelihood).
+        nonedges : "all", "auto" or int
+            ``"all"``: the exact likelihood over all n(n-1)/2 pairs (O(n^2 r) work per
+            iteration, O(n r) memory). An int k: a case-control likelihood in which each node
+            keeps all its edges and k non-neighbours drawn uniformly with replacement, weighted
+            by (non-neighbours) / k, an unbiased estimate of each row of the likelihood at
+            O((edges + n k) r) work; the final rho calibration and reported log-likelihood are
+            still exact while n <= 20,000. ``"auto"`` (default): all pairs up to 3,000 nodes,
+            else k = 20 x (mean degree + 1).
         random_state : None, int or Generator
-            Accepted for a uniform interface; the fit is deterministic (spectral start).
+            Draws the case-control non-edges; the exact fit is deterministic.
         progress : bool
             Show a tqdm bar over iterations.
         """
@@ -360,11 +376,28 @@ class LatentSpaceModel:
         lam = penalty
         ridge_alpha = lam if self.degree_heterogeneity else 0.0
 
-        def evaluate(Z, alpha, rho):
+        sample = self._nonedge_sample(nonedges, random_state)
+
+        def evaluate(Z, alpha, rho, exact=sample is None):
             grad_z, grad_alpha, row_llf, row_info, hess = buffers
-            _kernels.pair_sums(
-                Z, alpha, rho, indptr, indices, grad_z, grad_alpha, row_llf, row_info, hess
-            )
+            if exact:
+                _kernels.pair_sums(
+                    Z, alpha, rho, indptr, indices, grad_z, grad_alpha, row_llf, row_info, hess
+                )
+            else:
+                _kernels.sampled_pair_sums(
+                    Z,
+                    alpha,
+                    rho,
+                    indptr,
+                    indices,
+                    *sample,
+                    grad_z,
+                    grad_alpha,
+                    row_llf,
+                    row_info,
+                    hess,
+                )
             # ordered pairs count every unordered pair twice
             llf = 0.5 * row_llf.sum()
             hess = hess.copy()
@@ -418,7 +451,14 @@ class LatentSpaceModel:
                 break
         bar.close()
         rho = self._calibrate_rho(state.Z, state.alpha, state.rho)
-        final = evaluate(state.Z, state.alpha, rho)
+        final = evaluate(state.Z, state.alpha, rho, exact=sample is None or n <= EXACT_LIMIT)
+        notes = ()
+        if sample is not None:
+            notes = (
+                f"Case-control likelihood: all edges and {len(sample[1]) // n} sampled "
+                "non-edges per node"
+                + ("." if n <= EXACT_LIMIT else "; the log-likelihood shown is that estimate."),
+            )
         if diverged:
             warnings.warn(
                 f"LatentSpaceModel: node parameters diverge (beyond {DIVERGENCE:g} in size) after "
@@ -441,6 +481,7 @@ class LatentSpaceModel:
             model=self,
             converged=converged,
             n_iter=iteration,
+            notes=notes,
             embeddings=pd.DataFrame(final.Z, index=labels, columns=[f"z{k + 1}" for k in range(r)]),
             alpha=pd.Series(final.alpha, index=labels, name="alpha"),
             rho=rho,
@@ -450,6 +491,32 @@ class LatentSpaceModel:
             history=pd.DataFrame(history, columns=["iteration", "loglik", "objective", "step"]),
             degree_heterogeneity=self.degree_heterogeneity,
         )
+
+    def _nonedge_sample(self, nonedges, random_state):
+        """CSR-like arrays of sampled non-neighbours per node and their weights, or None."""
+        n = self.n_nodes
+        if nonedges == "auto":
+            nonedges = "all" if n <= 3000 else int(20 * (self.degrees.mean() + 1))
+        if isinstance(nonedges, str):
+            check_option(nonedges, name="nonedges", options=("all", "auto"))
+            return None
+        k = check_positive_int(nonedges, name="nonedges")
+        if k >= n - 1:
+            return None
+        rng = check_random_state(random_state)
+        A = self.adjacency
+        draws = np.empty(n * k, dtype=np.int64)
+        for i in range(n):
+            neighbours = A.indices[A.indptr[i] : A.indptr[i + 1]]
+            chosen = np.empty(0, dtype=np.int64)
+            while len(chosen) < k:
+                cand = rng.integers(0, n, size=2 * k)
+                keep = (cand != i) & ~np.isin(cand, neighbours, assume_unique=False)
+                chosen = np.concatenate([chosen, cand[keep]])
+            draws[i * k : (i + 1) * k] = chosen[:k]
+        ptr = np.arange(0, n * k + 1, k, dtype=np.int64)
+        weights = (n - 1 - self.degrees) / k
+        return ptr, draws, weights.astype(np.float64)
 
     def _direction(self, state, method, eta):
         """Ascent step (d_alpha, d_z) for every node."""

@@ -214,3 +214,26 @@ def test_separated_graph_warns():
     assert res.converged is False
     # a ridge on the node parameters gives it a finite maximum
     assert model.fit(penalty=0.1).converged
+
+
+def test_case_control_fit_is_close_to_the_exact_fit():
+    Z, alpha, rho = sparse_latent_design(400, 2, random_state=31)
+    graph = sample_latent_graph(Z, alpha, rho, random_state=32)
+    model = LatentSpaceModel(graph, dim=2)
+    exact = model.fit()
+    sampled = model.fit(nonedges=150, random_state=0)
+    again = model.fit(nonedges=150, random_state=0)
+    iu = np.triu_indices(400, 1)
+    truth = expit(dense_logits(Z, alpha, rho))[iu]
+
+    def rmse(res):
+        return np.sqrt(np.mean((res.edge_probabilities().to_numpy()[iu] - truth) ** 2))
+
+    # half of the non-neighbours per node, drawn with replacement: the case-control fit pays
+    # for its sampling noise but stays near the exact fit's accuracy (observed 0.053 vs 0.045)
+    assert rmse(sampled) < 1.3 * rmse(exact)
+    assert sampled.llf < exact.llf  # the exact likelihood is maximised by the exact fit
+    np.testing.assert_array_equal(sampled.embeddings, again.embeddings)
+    assert "Case-control likelihood" in sampled.notes[0]
+    with pytest.raises(ValueError, match="`nonedges` must be one of 'all', 'auto'"):
+        model.fit(nonedges="some")
