@@ -1,0 +1,289 @@
+"""``QuantReg``: linear quantile regression at one or several levels."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from statcore._validation import (
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_probability,
+    check_random_state,
+    describe,
+)
+from statcore.base import Model
+from statcore.exceptions import ConvergenceWarning
+from statcore.quantreg import _inference as inf
+from statcore.quantreg._kernels import check_loss
+from statcore.quantreg._solvers import DEFAULT_MAXITER, DEFAULT_TOL, solve
+from statcore.quantreg.results import QuantRegResults
+from statcore.results import ResamplingResult
+
+METHODS = ("fn", "conquer", "highs")
+COV_TYPES = ("kernel", "iid", "nid", "bootstrap")
+METHOD_NAMES = {
+    "fn": "Quantile regression (Frisch-Newton interior point)",
+    "conquer": "Quantile regression (conquer, convolution-smoothed)",
+    "highs": "Quantile regression (HiGHS linear program)",
+}
+COV_NAMES = {
+    "iid": "iid (Koenker-Bassett, Siddiqui sparsity)",
+    "kernel": "kernel sandwich (Powell, Gaussian kernel)",
+    "nid": "nid sandwich (Hendricks-Koenker)",
+    "bootstrap": "pairs bootstrap",
+}
+
+
+def check_levels(q) -> tuple[tuple[float, ...], bool]:
+    """The quantile levels as a tuple of floats in (0, 1), and whether ``q`` was a sequence."""
+    if isinstance(q, numbers.Real) and not isinstance(q, bool):
+        return (check_probability(q, name="q"),), False
+    if isinstance(q, str) or not isinstance(q, Sequence | np.ndarray | pd.Index):
+        raise TypeError(f"`q` must be a number in (0, 1) or a sequence of them; got {describe(q)}")
+    levels = tuple(check_probability(v, name=f"q[{i}]") for i, v in enumerate(q))
+    if not levels:
+        raise ValueError("`q` must hold at least one level; got an empty sequence")
+    if len(set(levels)) != len(levels):
+        raise ValueError(f"`q` must not repeat a level; got {list(levels)}")
+    return levels, True
+
+
+class QuantReg(Model):
+    """Linear quantile regression ``Q_q(y | x) = x' beta(q)`` (Koenker and Bassett 1978).
+
+    Parameters
+    ----------
+    endog : array_like of shape (n,), or a prepared ``Design``
+        The response.
+    exog : array_like of shape (n, k), optional
+        Regressors (an ``Intercept`` column is added unless ``intercept=False``).
+    q : float or sequence of float
+        Quantile level(s) in (0, 1). A sequence gives one fit per level and multi-level
+        results: ``params`` a DataFrame (terms x levels), ``vcov`` over the stacked
+        ``(level, term)`` pairs including the covariances across levels.
+    intercept : bool
+        Add an ``Intercept`` column to array input.
+    missing : {"raise", "drop"}
+        What to do with rows holding NaN.
+
+    References
+    ----------
+    Koenker, R. and Bassett, G. (1978). Regression quantiles. *Econometrica* 46, 33-50.
+    Koenker, R. (2005). *Quantile Regression*. Cambridge University Press.
+    Portnoy, S. and Koenker, R. (1997). The Gaussian hare and the Laplacian tortoise:
+    computability of squared-error versus absolute-error estimators. *Statistical Science* 12,
+    279-300.
+    He, X., Pan, X., Tan, K. M. and Zhou, W.-X. (2023). Smoothed quantile regression with
+    large-scale inference. *Journal of Econometrics* 232, 367-388.
+
+    Examples
+    --------
+    >>> import statcore as sc
+    >>> engel = sc.datasets.load("engel")
+    >>> res = QuantReg.from_formula("foodexp ~ income", engel, q=0.5).fit()
+    >>> res.params.round(5).tolist()
+    [81.48225, 0.56018]
+    """
+
+    def __init__(self, endog, exog=None, q=0.5, *, intercept: bool = True, missing="raise"):
+        super().__init__(endog, exog, intercept=intercept, missing=missing)
+        self.q, self._multilevel = check_levels(q)
+        X = self.design.X
+        n, p = X.shape
+        if p == 0:
+            raise ValueError("the design has no columns: nothing to estimate")
+        if n <= p:
+            raise ValueError(f"the design needs more rows than columns; got {n} rows, {p} columns")
+        rank = np.linalg.matrix_rank(X)
+        if rank < p:
+            raise ValueError(
+                f"the design matrix is singular (rank {rank} < {p} columns {self.exog_names}); "
+                "drop collinear terms"
+            )
+
+    def fit(
+        self,
+        *,
+        method: str = "fn",
+        cov_type: str = "kernel",
+        bandwidth: str = "hall-sheather",
+        n_resamples: int = 200,
+        tol: float | None = None,
+        maxiter: int | None = None,
+        smoothing: float | None = None,
+        random_state=None,
+    ) -> QuantRegResults:
+        """Estimate ``beta(q)`` at every level; returns a new ``QuantRegResults``.
+
+        Parameters
+        ----------
+        method : {"fn", "conquer", "highs"}
+            ``"fn"``: the exact LP solution by a Frisch-Newton interior point method (Mehrotra
+            predictor-corrector, numba + BLAS), finished on the optimal vertex; ``"conquer"``:
+            convolution-smoothed quantile regression (Gaussian kernel) by gradient descent with
+            Barzilai-Borwein steps, for very large n (biased by O(h^2) in the smoothing
+            bandwidth h); ``"highs"``: scipy's HiGHS LP solver, the reference (slow for large
+            n).
+        cov_type : {"kernel", "iid", "nid", "bootstrap"}
+            ``"kernel"``: Powell's sandwich ``tau(1-tau) H^-1 J H^-1`` with a Gaussian kernel
+            (quantreg ``se="ker"``); ``"iid"``: ``tau(1-tau) s^2 (X'X)^-1`` with Siddiqui's
+            sparsity ``s`` from the residual quantiles; ``"nid"``: the Hendricks-Koenker
+            sandwich from the fits at ``q +- h`` (quantreg's default ``se="nid"``);
+            ``"bootstrap"``: pairs (xy) bootstrap, percentile intervals. All give the joint
+            covariance across levels.
+        bandwidth : {"hall-sheather", "bofinger"}
+            Bandwidth rule (in quantile units) of the sparsity and density estimates.
+        n_resamples : int
+            Bootstrap replicates (``cov_type="bootstrap"``).
+        tol, maxiter : optional
+            Relative duality gap (fn, default 1e-10), max gradient (conquer, 1e-8) or HiGHS
+            feasibility tolerance, and iteration limit.
+        smoothing : float, optional
+            conquer's bandwidth in response units (default: conquer's rule times a robust scale
+            of the least-squares residuals).
+        random_state : None, int or Generator
+            Seeds the bootstrap.
+        """
+        check_option(method, name="method", options=METHODS)
+        check_option(cov_type, name="cov_type", options=COV_TYPES)
+        check_option(bandwidth, name="bandwidth", options=inf.BANDWIDTHS)
+        tol = DEFAULT_TOL[method] if tol is None else check_positive(tol, name="tol")
+        tol_text = "HiGHS default" if tol is None else f"{tol:g}"
+        maxiter = (
+            DEFAULT_MAXITER[method]
+            if maxiter is None
+            else check_positive_int(maxiter, name="maxiter")
+        )
+        if smoothing is not None:
+            check_positive(smoothing, name="smoothing")
+        n_resamples = check_positive_int(n_resamples, name="n_resamples", minimum=2)
+        rng = check_random_state(random_state) if cov_type == "bootstrap" else None
+
+        X, y = self.design.X, self.design.y
+        n, p = X.shape
+        names = self.exog_names
+
+        def fit_level(tau):
+            return solve(X, y, tau, method, tol, maxiter, smoothing)
+
+        fits = [fit_level(tau) for tau in self.q]
+        notes = list(self._result_fields()["notes"])
+        converged = all(f.converged for f in fits)
+        if not converged:
+            bad = [tau for tau, f in zip(self.q, fits, strict=True) if not f.converged]
+            warnings.warn(
+                f"QuantReg({method}) did not meet tol={tol_text} within maxiter={maxiter} at "
+                f"q={bad}; the results record converged=False",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        for tau, f in zip(self.q, fits, strict=True):
+            if f.unique is False:
+                notes.append(
+                    f"q={tau:g}: the LP solution is not unique; an optimal vertex of the "
+                    "solution set is reported."
+                )
+            if f.extra_zeros:
+                notes.append(
+                    f"q={tau:g}: degenerate vertex ({f.extra_zeros} zero residuals beyond the "
+                    f"{p} basic ones; ties in the data)."
+                )
+        betas = np.array([f.beta for f in fits])
+        objective = np.array(
+            [check_loss(y - X @ b, tau) for b, tau in zip(betas, self.q, strict=True)]
+        )
+
+        h = [inf.bandwidth(tau, n, bandwidth) for tau in self.q]
+        resampling = None
+        if cov_type == "bootstrap":
+            resampling = self._bootstrap(
+                betas, n_resamples, rng, fit_kwargs=(method, tol, maxiter, smoothing)
+            )
+            vcov = resampling.vcov.to_numpy()
+        else:
+            breads = []
+            for tau, beta, h_tau in zip(self.q, betas, h, strict=True):
+                resid = y - X @ beta
+                if cov_type == "iid":
+                    s = inf.siddiqui_sparsity(resid, y, tau, h_tau)
+                    breads.append(s * np.linalg.inv(X.T @ X / n))
+                elif cov_type == "kernel":
+                    breads.append(
+                        inf.sandwich_bread(X, inf.powell_density_weights(resid, tau, h_tau))
+                    )
+                else:
+                    hi = solve(X, y, tau + h_tau, method, tol, maxiter, smoothing).beta
+                    lo = solve(X, y, tau - h_tau, method, tol, maxiter, smoothing).beta
+                    weights, crossings = inf.nid_density_weights(X, hi, lo, h_tau)
+                    if crossings:
+                        notes.append(
+                            f"q={tau:g}: the quantile planes at q +- h cross at {crossings} "
+                            "observation(s); their densities were set to 0."
+                        )
+                    breads.append(inf.sandwich_bread(X, weights))
+            vcov = inf.joint_covariance(X, self.q, breads)
+
+        if self._multilevel:
+            params = pd.DataFrame(betas.T, index=names, columns=list(self.q))
+            flat_index = pd.MultiIndex.from_product([list(self.q), names], names=["level", "term"])
+            level_series = lambda v: pd.Series(v, index=list(self.q))  # noqa: E731
+        else:
+            params = pd.Series(betas[0], index=names, name="estimate")
+            flat_index = pd.Index(names)
+            level_series = lambda v: float(v[0])  # noqa: E731
+        if resampling is not None:
+            resampling = ResamplingResult(
+                method=resampling.method,
+                estimate=pd.Series(betas.ravel(), index=flat_index),
+                replicates=pd.DataFrame(resampling.replicates.to_numpy(), columns=flat_index),
+                scheme=resampling.scheme,
+                nobs=n,
+            )
+        method_name = METHOD_NAMES[method]
+        smooth = [f.smoothing for f in fits]
+        return QuantRegResults(
+            method=method_name,
+            params=params,
+            vcov=pd.DataFrame(vcov, index=flat_index, columns=flat_index),
+            df_resid=n - p,
+            inference="bootstrap" if cov_type == "bootstrap" else "normal",
+            cov_type=COV_NAMES[cov_type],
+            resampling=resampling,
+            converged=converged,
+            n_iter=int(sum(f.n_iter for f in fits)),
+            q=self.q,
+            objective=level_series(objective),
+            fit_method=method,
+            bandwidth=level_series(np.array(h)),
+            smoothing=level_series(np.array(smooth, dtype=float)) if method == "conquer" else None,
+            unique=pd.Series([f.unique for f in fits], index=list(self.q), dtype=object),
+            **{**self._result_fields(), "notes": tuple(notes)},
+        )
+
+    def _bootstrap(self, betas, n_resamples, rng, fit_kwargs) -> ResamplingResult:
+        """Pairs bootstrap: rows drawn with replacement, all levels refitted on each draw."""
+        X, y = self.design.X, self.design.y
+        n, p = X.shape
+        method, tol, maxiter, smoothing = fit_kwargs
+        draws = rng.integers(0, n, size=(n_resamples, n))
+        replicates = np.full((n_resamples, len(self.q) * p), np.nan)
+        for b, rows in enumerate(draws):
+            Xb, yb = np.ascontiguousarray(X[rows]), np.ascontiguousarray(y[rows])
+            if np.linalg.matrix_rank(Xb) < p:
+                continue
+            replicates[b] = np.concatenate(
+                [solve(Xb, yb, tau, method, tol, maxiter, smoothing).beta for tau in self.q]
+            )
+        kept = replicates[~np.isnan(replicates).any(axis=1)]
+        return ResamplingResult(
+            method="pairs bootstrap",
+            estimate=pd.Series(betas.ravel()),
+            replicates=pd.DataFrame(kept),
+            scheme=f"pairs bootstrap ({len(kept)} of {n_resamples} draws with a full-rank design)",
+        )
