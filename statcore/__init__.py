@@ -24,7 +24,7 @@ _EXPORTS = {
     "get_backend": "statcore.distributed",
     "MonteCarloStudy": "statcore.distributed",
 }
-_SUBMODULES = ("datasets", "distributed", "formula", "results", "base", "network", "quantreg", "ridge")
+_SUBMODULES = ("datasets", "distributed", "formula", "results", "base", "manifold", "network", "quantreg", "ridge")
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 
