@@ -1,0 +1,215 @@
+"""SparseSSM: one-shot, OBS-style pruning of a Mamba mixer's state transition ``A``."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from mlcore._device import as_numpy
+from mlcore.pruning._masks import check_nm, check_sparsity, lowest_mask, nm_mask, structure_name
+from mlcore.pruning.results import PruningResult
+from mlcore.pruning.ssm import mixer_ssm_inputs, selective_scan
+from statcore._validation import check_option, check_positive, check_positive_int, check_scalar
+
+TIME_WEIGHTS = ("power", "discount", "linear", "window", "uniform")
+
+
+def time_weights(length: int, mode: str = "power", *, gamma: float = 0.9, k_frac: float = 0.25,
+                 power: float = 1.0, device=None) -> torch.Tensor:
+    r"""SparseSSM's weights :math:`w_t` for aggregating per-step saliencies (they sum to 1).
+
+    ``power``: :math:`(t+1)^{-p}` (the authors' default); ``discount``: :math:`\gamma^t`;
+    ``linear``: :math:`L - t`; ``window``: 1 on the first ``ceil(k_frac L)`` steps;
+    ``uniform``: 1.
+
+    References
+    ----------
+    Tuo, K. and Wang, H. (2025). SparseSSM: efficient selective structured state space models
+    can be pruned in one-shot. arXiv:2506.09613 (code CFinTech/SparseSSM).
+    """
+    length = check_positive_int(length, name="length")
+    check_option(mode, name="time_weight", options=TIME_WEIGHTS)
+    t = torch.arange(length, dtype=torch.float64, device=device)
+    if mode == "power":
+        w = (t + 1.0) ** -check_positive(power, name="power")
+    elif mode == "discount":
+        w = check_scalar(gamma, name="gamma", low=0.0, high=1.0, low_inclusive=False) ** t
+    elif mode == "linear":
+        w = length - t
+    elif mode == "window":
+        k_frac = check_scalar(k_frac, name="k_frac", low=0.0, high=1.0, low_inclusive=False)
+        w = (t < max(1, math.ceil(k_frac * length))).double()
+    else:
+        w = torch.ones_like(t)
+    return w / w.sum()
+
+
+@torch.no_grad()
+def ssm_statistics(mixer, calib_inputs, *, batch_size: int = 8):
+    r"""Calibration statistics of a mixer's scan: mean :math:`\bar A_t` and :math:`E[h_{t-1}^2]`.
+
+    Parameters
+    ----------
+    mixer : nn.Module
+        A Mamba mixer (see :func:`~mlcore.pruning.ssm.mixer_ssm_inputs`); its ``ssm_mask``
+        buffer, when present, is honoured.
+    calib_inputs : Tensor (n, length, d_model)
+        The mixer's inputs on calibration sequences.
+    batch_size : int
+        Sequences per scan.
+
+    Returns
+    -------
+    dict
+        ``deltaA`` and ``h2``, float64 (length, d_inner, d_state) averages over the samples,
+        and ``n``.
+    """
+    if not isinstance(calib_inputs, torch.Tensor) or calib_inputs.ndim != 3:
+        raise ValueError(
+            "`calib_inputs` must be a 3-D (n_samples, length, d_model) tensor of the mixer's "
+            f"inputs; got {getattr(calib_inputs, 'shape', type(calib_inputs).__name__)}"
+        )
+    batch_size = check_positive_int(batch_size, name="batch_size")
+    mask = getattr(mixer, "ssm_mask", None)
+    sum_a = sum_h2 = None
+    for chunk in calib_inputs.split(batch_size):
+        p = mixer_ssm_inputs(mixer, chunk)
+        _, deltaA, h_prev = selective_scan(
+            p["u"], p["delta"], p["A"], p["B"], p["C"], p["D"], mask=mask, return_states=True
+        )
+        a, h2 = deltaA.double().sum(0), (h_prev.double() ** 2).sum(0)
+        sum_a = a if sum_a is None else sum_a + a
+        sum_h2 = h2 if sum_h2 is None else sum_h2 + h2
+    n = calib_inputs.shape[0]
+    return {"deltaA": sum_a / n, "h2": sum_h2 / n, "n": n}
+
+
+def apply_ssm_mask(mixer, keep) -> None:
+    """Cut the state entries where ``keep`` is False: ``A_log`` there is set to 0 (as the
+    authors do) and, when the mixer has one, its ``ssm_mask`` buffer is zeroed there, so that
+    those discretised transitions are 0."""
+    keep = torch.as_tensor(keep, dtype=torch.bool, device=mixer.A_log.device)
+    if keep.shape != mixer.A_log.shape:
+        raise ValueError(
+            f"the keep-mask must have A_log's shape {tuple(mixer.A_log.shape)}; got "
+            f"{tuple(keep.shape)}"
+        )
+    with torch.no_grad():
+        mixer.A_log.masked_fill_(~keep, 0.0)
+        if getattr(mixer, "ssm_mask", None) is not None:
+            mixer.ssm_mask.mul_(keep.to(mixer.ssm_mask.dtype))
+
+
+def _check_structure(structure, d_state):
+    if structure is None or structure in ("row", "col"):
+        return structure
+    if isinstance(structure, str):
+        raise ValueError(f"`structure` must be None, 'row', 'col' or (n, m); got {structure!r}")
+    return check_nm(structure, name="structure", width=d_state)
+
+
+def sparsessm_prune(mixer, calib_inputs, sparsity: float = 0.5, time_weight: str = "power",
+                    structure=None, *, gamma: float = 0.9, k_frac: float = 0.25,
+                    power: float = 1.0, batch_size: int = 8) -> PruningResult:
+    r"""SparseSSM: prune a Mamba mixer's state matrix in one shot, from calibration data.
+
+    With a diagonal-Hessian optimal-brain-surgeon approximation of the layer-wise loss, the
+    cost of removing state entry (d, n) at step t is proportional to
+    :math:`\bar A_t[d,n]^2\,E[h_{t-1}[d,n]^2]` (both averaged over the calibration samples).
+    The per-step saliencies are aggregated over time with :func:`time_weights`, and the
+    lowest-scored ``round(sparsity * d_inner * d_state)`` entries are cut (``A_log`` set to 0
+    and the entry's transition masked to 0, see :func:`apply_ssm_mask`). The mixer is
+    modified in place.
+
+    Parameters
+    ----------
+    mixer : nn.Module
+        A Mamba mixer with ``in_proj, conv1d, x_proj, dt_proj, A_log, D, out_proj`` (such as
+        :class:`~mlcore.pruning.MambaBlock`); the reference scan recomputes its forward pass.
+    calib_inputs : Tensor (n_samples, length, d_model)
+        The mixer's inputs on calibration sequences.
+    sparsity : float in [0, 1)
+        Fraction of ``A`` to remove (unused with an ``(n, m)`` structure: it prunes n/m).
+    time_weight : {"power", "discount", "linear", "window", "uniform"}
+    structure : None, "row", "col" or (n, m)
+        ``None``: unstructured. ``"row"`` / ``"col"``: whole channels ``d`` / state indices
+        ``n``; as in the authors' structured variant, each step ranks them by
+        :math:`\sum A_{log}^2 E[h_{t-1}^2]` and those most often among the lowest
+        ``round(sparsity * count)`` go. ``(n, m)``: the ``n`` lowest-scored of every ``m``
+        consecutive state entries of each channel.
+    gamma, k_frac, power : float
+        Parameters of the ``discount``, ``window`` and ``power`` time weights.
+    batch_size : int
+        Calibration sequences per scan.
+
+    Returns
+    -------
+    PruningResult
+        ``mask`` (True = kept) and ``scores`` of shape (d_inner, d_state).
+
+    Raises
+    ------
+    ValueError
+        For a sparsity outside [0, 1), badly shaped calibration inputs or structure.
+
+    References
+    ----------
+    Tuo, K. and Wang, H. (2025). SparseSSM: efficient selective structured state space models
+    can be pruned in one-shot. arXiv:2506.09613; *ICML 2026* (code CFinTech/SparseSSM).
+    """
+    sparsity = check_sparsity(sparsity)
+    if not hasattr(mixer, "A_log"):
+        raise TypeError(f"`mixer` must be a Mamba mixer with `A_log`; got {type(mixer).__name__}")
+    d_inner, d_state = mixer.A_log.shape
+    structure = _check_structure(structure, d_state)
+    check_option(time_weight, name="time_weight", options=TIME_WEIGHTS)
+    stats = ssm_statistics(mixer, calib_inputs, batch_size=batch_size)
+    length = stats["h2"].shape[0]
+    w = time_weights(length, time_weight, gamma=gamma, k_frac=k_frac, power=power,
+                     device=stats["h2"].device)
+    metric = stats["deltaA"] ** 2 * stats["h2"]  # (length, d_inner, d_state)
+    scores = torch.einsum("t,tdn->dn", w, metric)
+    if structure is None:
+        keep = lowest_mask(scores, sparsity)
+        target = sparsity
+    elif isinstance(structure, tuple):
+        keep = nm_mask(scores, *structure)
+        target = structure[0] / structure[1]
+    else:
+        keep = _structured_mask(mixer.A_log.detach().double(), stats["h2"], sparsity, structure)
+        target = sparsity
+    apply_ssm_mask(mixer, keep)
+    return PruningResult(
+        method=f"SparseSSM ({time_weight} time weights)",
+        nobs=stats["n"],
+        mask=as_numpy(keep),
+        scores=as_numpy(scores),
+        target_sparsity=target,
+        structure=structure_name(structure),
+        parameter="A_log",
+    )
+
+
+def _structured_mask(a_log, h2, sparsity, axis):
+    """The authors' structured vote: per step, the bottom-k rows (or columns) by
+    ``sum A_log^2 E[h^2]``; prune the k most often voted."""
+    dim = 1 if axis == "row" else 0  # sum over states for rows, over channels for columns
+    count = a_log.shape[0] if axis == "row" else a_log.shape[1]
+    k = int(round(sparsity * count))
+    keep_struct = torch.ones(count, dtype=torch.bool, device=a_log.device)
+    if k:
+        per_step = (a_log**2 * h2).sum(dim=dim + 1)  # (length, count)
+        votes = torch.zeros(count, dtype=torch.float64, device=a_log.device)
+        votes.scatter_add_(
+            0,
+            per_step.topk(k, dim=1, largest=False).indices.reshape(-1),
+            torch.ones(per_step.shape[0] * k, dtype=torch.float64, device=a_log.device),
+        )
+        # ties in the vote go to the lower total saliency, not to index order
+        total = per_step.sum(0)
+        order = torch.argsort(votes * (1 + total.max()) - total, descending=True)
+        keep_struct[order[:k]] = False
+    if axis == "row":
+        return keep_struct.unsqueeze(1).expand_as(a_log).clone()
+    return keep_struct.unsqueeze(0).expand_as(a_log).clone()
