@@ -24,7 +24,17 @@ _EXPORTS = {
     "get_backend": "statcore.distributed",
     "MonteCarloStudy": "statcore.distributed",
 }
-_SUBMODULES = ("datasets", "distributed", "formula", "results", "base", "manifold", "network", "quantreg", "ridge")
+_SUBMODULES = (
+    "base",
+    "datasets",
+    "distributed",
+    "formula",
+    "manifold",
+    "network",
+    "quantreg",
+    "results",
+    "ridge",
+)
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 
