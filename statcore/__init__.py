@@ -31,9 +31,11 @@ _SUBMODULES = (
     "formula",
     "manifold",
     "network",
+    "ot",
     "quantreg",
     "results",
     "ridge",
+    "shift",
 )
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])

@@ -1,0 +1,25 @@
+"""Entropic optimal transport: log-domain Sinkhorn on cost matrices and on point clouds.
+
+``sinkhorn`` solves a problem given its cost matrix; ``sinkhorn_points`` and
+``sinkhorn_divergence`` work on two point clouds with costs recomputed inside numba kernels, in
+O(n + m) memory. All iterate to a tolerance on the plan's marginals, with epsilon-scaling.
+
+References
+----------
+Cuturi, M. (2013). Sinkhorn distances: lightspeed computation of optimal transport. NeurIPS.
+Feydy, J. et al. (2019). Interpolating between optimal transport and MMD using Sinkhorn
+divergences. AISTATS.
+"""
+
+from statcore.ot._costs import METRICS, cost_matrix
+from statcore.ot.results import SinkhornResult
+from statcore.ot.solver import sinkhorn, sinkhorn_divergence, sinkhorn_points
+
+__all__ = [
+    "METRICS",
+    "SinkhornResult",
+    "cost_matrix",
+    "sinkhorn",
+    "sinkhorn_divergence",
+    "sinkhorn_points",
+]

@@ -1,0 +1,171 @@
+"""Ground costs seen by the Sinkhorn solver: a stored matrix, points with a built-in metric, or
+points with a user's metric evaluated block by block.
+
+Each provider answers the two soft-min reductions of a Sinkhorn iteration (over the columns for
+every row, and over the rows for every column) and dense row blocks of the cost, which the plan
+statistics and the optional plan are built from. Only :class:`DenseCost` stores n x m numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from statcore._validation import as_float_array, check_callable, check_option
+from statcore.ot import _kernels
+
+#: largest number of cost entries a block of rows may hold (8 MiB of float64)
+BLOCK_ENTRIES = 1 << 20
+METRICS = tuple(_kernels.METRIC_CODES)
+#: pairs from which a soft-min pass is spread over threads (below, thread start-up dominates)
+PARALLEL_PAIRS = 1 << 22
+
+
+def rows_per_block(m: int) -> int:
+    return max(1, BLOCK_ENTRIES // max(m, 1))
+
+
+def _softmin_dense(cost, h, eps, out):
+    big = cost.size >= PARALLEL_PAIRS
+    (_kernels.softmin_dense_parallel if big else _kernels.softmin_dense)(cost, h, eps, out)
+
+
+def _softmin_points(x, y, h, eps, code, out):
+    big = len(x) * len(y) >= PARALLEL_PAIRS
+    kernel = _kernels.softmin_points_parallel if big else _kernels.softmin_points
+    kernel(x, y, h, eps, code, out)
+
+
+class DenseCost:
+    """A stored cost matrix (and its transpose, for contiguous column reductions)."""
+
+    def __init__(self, cost: np.ndarray):
+        self.cost = cost
+        self.cost_t = np.ascontiguousarray(cost.T)
+        self.n, self.m = cost.shape
+
+    def softmin_rows(self, h, eps):
+        out = np.empty(self.n)
+        _softmin_dense(self.cost, h, eps, out)
+        return out
+
+    def softmin_cols(self, h, eps):
+        out = np.empty(self.m)
+        _softmin_dense(self.cost_t, h, eps, out)
+        return out
+
+    def block(self, start, stop):
+        return self.cost[start:stop]
+
+    def max_cost(self) -> float:
+        return float(self.cost.max())
+
+
+class PointCost:
+    """Costs between the rows of ``x`` and ``y`` under a built-in metric, made on the fly."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, metric: str):
+        self.x, self.y = x, y
+        self.code = _kernels.METRIC_CODES[metric]
+        self.metric = metric
+        self.n, self.m = len(x), len(y)
+
+    def softmin_rows(self, h, eps):
+        out = np.empty(self.n)
+        _softmin_points(self.x, self.y, h, eps, self.code, out)
+        return out
+
+    def softmin_cols(self, h, eps):
+        out = np.empty(self.m)
+        _softmin_points(self.y, self.x, h, eps, self.code, out)
+        return out
+
+    def block(self, start, stop):
+        return _kernels.pairwise_points(self.x[start:stop], self.y, self.code)
+
+    def max_cost(self) -> float:
+        # the cost between opposite corners of the common bounding box bounds every pair's cost
+        both = np.concatenate([self.x, self.y])
+        corners = np.stack([both.min(axis=0), both.max(axis=0)])
+        return float(_kernels.pairwise_points(corners[:1], corners[1:], self.code)[0, 0])
+
+
+class CallableCost:
+    """Costs from a user's ``metric(A, B) -> (len(A), len(B)) array``, evaluated in row blocks."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, metric):
+        self.x, self.y = x, y
+        self.metric = metric
+        self.n, self.m = len(x), len(y)
+
+    def _call(self, a, b):
+        out = np.asarray(self.metric(a, b), dtype=np.float64)
+        if out.shape != (len(a), len(b)):
+            raise ValueError(
+                f"`metric` must return an array of shape (len(A), len(B)) = {(len(a), len(b))}; "
+                f"got shape {out.shape}"
+            )
+        if not np.all(np.isfinite(out)):
+            raise ValueError("`metric` returned non-finite costs")
+        return np.ascontiguousarray(out)
+
+    def softmin_rows(self, h, eps):
+        out = np.empty(self.n)
+        step = rows_per_block(self.m)
+        for start in range(0, self.n, step):
+            block = self._call(self.x[start : start + step], self.y)
+            _softmin_dense(block, h, eps, out[start : start + step])
+        return out
+
+    def softmin_cols(self, h, eps):
+        out = np.empty(self.m)
+        step = rows_per_block(self.n)
+        for start in range(0, self.m, step):
+            block = np.ascontiguousarray(self._call(self.x, self.y[start : start + step]).T)
+            _softmin_dense(block, h, eps, out[start : start + step])
+        return out
+
+    def block(self, start, stop):
+        return self._call(self.x[start:stop], self.y)
+
+    def max_cost(self) -> float:
+        k = min(256, self.n, self.m)
+        return float(self._call(self.x[:k], self.y[:k]).max())
+
+
+def as_points(x, *, name: str) -> np.ndarray:
+    """Points as a float64 (n, d) array; a 1-D array is n points on the line."""
+    arr = as_float_array(x, name=name, ndim=(1, 2), min_rows=1)
+    return arr[:, None] if arr.ndim == 1 else arr
+
+
+def point_cost(x: np.ndarray, y: np.ndarray, metric, *, x_name="x", y_name="y"):
+    """The provider for points ``x``, ``y`` and a metric name or callable."""
+    if callable(metric) and not isinstance(metric, str):
+        return CallableCost(x, y, check_callable(metric, name="metric"))
+    check_option(metric, name="metric", options=METRICS)
+    if x.shape[1] != y.shape[1]:
+        raise ValueError(
+            f"`{x_name}` and `{y_name}` must have the same number of columns; got {x.shape[1]} "
+            f"and {y.shape[1]}"
+        )
+    return PointCost(x, y, metric)
+
+
+def cost_matrix(x, y, metric="euclidean") -> np.ndarray:
+    """The dense cost matrix ``C[i, j] = metric(x_i, y_j)``.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (n, d) and (m, d)
+        Points (1-D input: points on the line).
+    metric : {"euclidean", "sqeuclidean", "cityblock", "chebyshev", "hamming"} or callable
+        A built-in metric (``"hamming"``: the share of coordinates that differ, as in
+        :func:`scipy.spatial.distance.cdist`), or ``metric(A, B)`` returning the
+        ``(len(A), len(B))`` cost array.
+
+    Returns
+    -------
+    ndarray, shape (n, m)
+    """
+    provider = point_cost(as_points(x, name="x"), as_points(y, name="y"), metric)
+    return provider.block(0, provider.n)
