@@ -1,0 +1,132 @@
+# %% [markdown]
+# # Maximum likelihood from quantized data (NVMM, ECM)
+#
+# A measurement recorded at 2-4 bits keeps only the cell each value fell in. Treating the cell
+# midpoints as data biases the variance (Sheppard) and, once outer cells saturate, the mean.
+# `statcore.quantized` maximises the *exact* likelihood of the cells under normal
+# variance-mean mixtures (Gaussian, t, skew-t, NIG, VG, GH) by ECM.
+#
+# The series here is real: the 235 household incomes of Engel's 1857 Belgian budget survey
+# (`statcore.datasets.load("engel")`), on the log scale, standardised and then quantized as an
+# A/D converter would, with a uniform mid-rise quantizer.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+import statcore as sc
+from statcore.quantized import QuantizedNVMM, QuantizedRegression, Quantizer
+from statcore.results import compare
+
+engel = sc.datasets.load("engel")
+x = np.log(engel["income"].to_numpy())
+x = (x - x.mean()) / x.std()
+raw = {"mean": x.mean(), "sd": x.std()}
+raw
+
+# %% [markdown]
+# ## Midpoints against the exact cell likelihood, at 2, 3 and 4 bits
+#
+# Cell width 0.5 (in standard deviations); at 2 bits only four cells remain and the outer two
+# saturate.
+
+# %%
+rows = []
+fits = {}
+for bits in (2, 3, 4):
+    q = Quantizer.uniform(0.5 if bits > 2 else 1.0, n_bits=bits)
+    codes = q.quantize(x)
+    mids = q.midpoints(codes)
+    g = QuantizedNVMM.from_codes(codes, q, family="gaussian").fit()
+    t = (
+        QuantizedNVMM.from_codes(codes, q, family="t").fit(fix={"nu": 8.0})
+        if bits == 2
+        else QuantizedNVMM.from_codes(codes, q, family="t").fit()
+    )
+    fits[bits] = (q, codes, g, t)
+    rows.append(
+        {
+            "bits": bits,
+            "midpoint mean": mids.mean(),
+            "midpoint sd": mids.std(),
+            "ECM gaussian mean": g.mu,
+            "ECM gaussian sd": g.sigma,
+            "ECM t mu": t.mu,
+            "ECM t sigma": t.sigma,
+            "t nu": t.nu,
+        }
+    )
+pd.DataFrame(rows).set_index("bits").round(4)
+
+# %% [markdown]
+# The ECM Gaussian fit reproduces the raw mean and standard deviation (1 and 0 by construction)
+# far better than the midpoints do. At 2 bits the three free t parameters would use up all
+# three degrees of freedom of four cells, so there `nu` is held at 8 with `fix=`.
+#
+# The summary of the 3-bit t fit: standard errors from Louis's identity, the exact
+# log-likelihood, AIC/BIC, and the ECM record.
+
+# %%
+q, codes, g3, t3 = fits[3]
+print(t3.summary())
+
+# %% [markdown]
+# Log income is close to Gaussian: the t fit sends `nu` high (with a wide interval), and the two
+# fits nearly coincide.
+
+# %%
+compare(g3, t3)
+
+# %% [markdown]
+# ## The fitted density over the cell histogram
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+g3.plot(ax=axes[0])
+t3.plot(ax=axes[1])
+plt.tight_layout()
+
+# %% [markdown]
+# The log-likelihood per ECM iteration never decreases (SQUAREM steps are kept only when they
+# do not lower it):
+
+# %%
+ax = t3.plot("history")
+print(np.diff(t3.history).min())
+
+# %% [markdown]
+# ## A structured task: regression on a quantized response
+#
+# Food expenditure as a 3-bit reading (cells of 150 Belgian francs around 600), regressed on
+# income. The latent response is `foodexp = b0 + b1 income + eps`, with Gaussian or t errors;
+# least squares on the unquantized data is the reference the quantized fits try to reach.
+
+# %%
+qy = Quantizer.uniform(150.0, n_bits=3, offset=600.0)
+engel["food_code"] = qy.quantize(engel["foodexp"].to_numpy())
+reg_g = QuantizedRegression.from_formula("food_code ~ income", engel, quantizer=qy).fit()
+reg_t = QuantizedRegression.from_formula(
+    "food_code ~ income", engel, quantizer=qy, family="t"
+).fit()
+X = np.column_stack([np.ones(len(engel)), engel["income"]])
+ols_raw = np.linalg.lstsq(X, engel["foodexp"], rcond=None)[0]
+ols_mid = np.linalg.lstsq(X, qy.midpoints(engel["food_code"].to_numpy()), rcond=None)[0]
+pd.DataFrame(
+    {
+        "OLS, raw data": ols_raw,
+        "OLS, midpoints": ols_mid,
+        "ECM gaussian": reg_g.params.iloc[:2].to_numpy(),
+        "ECM t": reg_t.params.iloc[:2].to_numpy(),
+    },
+    index=["Intercept", "income"],
+).round(4)
+
+# %% [markdown]
+# Least squares on the midpoints flattens the slope badly (saturated cells); the Gaussian-error
+# ECM on the same 3-bit codes comes back close to least squares on the raw data. The t-error fit
+# finds heavy-tailed errors (`nu` about 6) and a steeper slope: it targets the t-regression of
+# the raw data, which down-weights the few very rich households, not least squares.
+
+# %%
+print(reg_t.summary())
