@@ -32,6 +32,7 @@ _SUBMODULES = (
     "manifold",
     "network",
     "ot",
+    "quantized",
     "quantreg",
     "results",
     "ridge",
