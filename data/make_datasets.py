@@ -84,6 +84,17 @@ def _table(module_name: str, *, drop: tuple[str, ...] = (), ints: tuple[str, ...
     return text
 
 
+def _co2() -> str:
+    """Mauna Loa weekly CO2 with the week as an ISO date column; unsampled weeks are dropped."""
+    from statsmodels.datasets import co2
+
+    frame = co2.load_pandas().data.dropna()
+    frame = pd.DataFrame(
+        {"date": frame.index.strftime("%Y-%m-%d"), "co2": frame["co2"].to_numpy()}
+    )
+    return _csv_text(frame)
+
+
 def _check_label(label) -> None:
     text = str(label)
     if not text or any(ch.isspace() for ch in text) or "#" in text:
@@ -119,6 +130,7 @@ def build(networks: Path = NETWORKS) -> dict[str, str]:
     files: dict[str, str] = {}
 
     # Tables from statsmodels.datasets.
+    files["co2.csv"] = _co2()
     files["engel.csv"] = _table("engel")
     files["grunfeld.csv"] = _table("grunfeld", ints=("year",))
     files["longley.csv"] = _table(

@@ -7,6 +7,7 @@ licences, columns and checksums are in ``data/README.md`` and ``data/MANIFEST``.
 ==========================  =======  =====  ==============================================
 name                        kind     nobs   contents
 ==========================  =======  =====  ==============================================
+``co2``                     table     2225  date (ISO week, str), co2 (float64, ppm)
 ``engel``                   table      235  income, foodexp (float64)
 ``grunfeld``                table      220  invest, value, capital (float64), firm
                                             (Categorical, 11 firms), year (int64)
@@ -173,6 +174,8 @@ def _convert(values, kind: str):
         return np.array([float(v) for v in values], dtype=np.float64)
     if kind == INT:
         return np.array([int(v) for v in values], dtype=np.int64)
+    if kind == STR:
+        return np.array(values, dtype=object)
     if kind == CATEGORY:
         return pd.Categorical(values, categories=list(dict.fromkeys(values)), ordered=False)
     raise AssertionError(f"unknown column type {kind!r}")  # pragma: no cover

@@ -47,6 +47,24 @@ DATASETS: dict[str, Table | Network] = {
     d.name: d
     for d in (
         Table(
+            name="co2",
+            file="co2.csv",
+            columns={"date": STR, "co2": FLOAT},
+            nobs=2225,
+            description=(
+                "Weekly atmospheric CO2 concentration (ppm, mole fraction in dry air) at Mauna "
+                "Loa, March 1958 - December 2001: weekly means of continuous infrared-analyser "
+                "readings (four an hour), recorded to 0.1 ppm; the 59 "
+                "weeks without a reading are omitted. `date` is the week's ISO date."
+            ),
+            source=(
+                "statsmodels.datasets.co2; Keeling, C. D. and Whorf, T. P. (2004), Atmospheric "
+                "CO2 concentrations derived from flask air samples at sites in the SIO network, "
+                "in Trends: A Compendium of Data on Global Change, CDIAC, Oak Ridge National "
+                "Laboratory. Public domain."
+            ),
+        ),
+        Table(
             name="engel",
             file="engel.csv",
             columns={"income": FLOAT, "foodexp": FLOAT},

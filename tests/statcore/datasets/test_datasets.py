@@ -25,6 +25,7 @@ NOT_SHIPPED = {"MANIFEST", "README.md", "make_datasets.py"}
 
 # The documented shape of every table: column -> dtype, and the number of rows.
 TABLES = {
+    "co2": (2225, {"date": "str", "co2": "float64"}),
     "engel": (235, {"income": "float64", "foodexp": "float64"}),
     "grunfeld": (
         220,
@@ -99,7 +100,7 @@ def test_list_datasets_contents():
 def test_list_datasets_is_a_fresh_frame():
     first = list_datasets()
     first.loc[0, "name"] = "changed"
-    assert list_datasets().loc[0, "name"] == "engel"
+    assert list_datasets().loc[0, "name"] == "co2"
 
 
 def test_list_agrees_with_load():
@@ -154,6 +155,14 @@ def test_other_tables_agree_with_statsmodels(name):
             assert ours.astype(str).tolist() == theirs.astype(str).tolist()
         else:
             np.testing.assert_array_equal(ours.to_numpy(np.float64), theirs.to_numpy(np.float64))
+
+
+def test_co2_agrees_with_statsmodels_without_the_unsampled_weeks():
+    module = pytest.importorskip("statsmodels.datasets.co2")
+    expected = module.load_pandas().data.dropna()
+    frame = load("co2")
+    assert frame["date"].tolist() == expected.index.strftime("%Y-%m-%d").tolist()
+    np.testing.assert_array_equal(frame["co2"].to_numpy(), expected["co2"].to_numpy())
 
 
 def test_grunfeld_firm_is_categorical_in_order_of_appearance():
