@@ -25,6 +25,8 @@ from statcore.quantized.model import (
     QuantizedNVMM,
     QuantizedNVMMResults,
     check_fix,
+    fixed_note,
+    free_vcov,
 )
 from statcore.quantized.quantizer import midpoint_impute
 
@@ -241,14 +243,9 @@ def fit_boxes(
         sub = np.cov(np.asarray(reps), rowvar=False)
         cov_type = f"bootstrap ({len(reps)} resamples)"
     if se is not None:
-        full = np.full((len(names), len(names)), np.nan)
-        idx = [names.index(p) for p in free]
-        full[np.ix_(idx, idx)] = sub
-        vcov = pd.DataFrame(full, index=names, columns=names)
+        vcov = free_vcov(sub, names, free)
     if fix:
-        notes.append(
-            "Held fixed: " + ", ".join(f"{k} = {np.round(v, 6)}" for k, v in fix.items()) + "."
-        )
+        notes.append(fixed_note(fix))
     estimates = {"mu": mu, "Sigma": S, "gamma": np.zeros(d)}
     if fam == "t":
         estimates["nu"] = nu

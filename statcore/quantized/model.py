@@ -99,6 +99,26 @@ def check_fix(fix, allowed):
 # --- results ------------------------------------------------------------------------------------
 
 
+def is_log_scale(family, name):
+    """Whether a parameter is positive, and so optimised on the log scale."""
+    return name in ("sigma", "nu", "alpha_bar") or (family == "vg" and name == "lam")
+
+
+def free_vcov(sub, names, free):
+    """The covariance over all ``names``: ``sub`` on the free parameters, NaN where held fixed."""
+    full = np.full((len(names), len(names)), np.nan)
+    idx = [names.index(p) for p in free]
+    full[np.ix_(idx, idx)] = sub
+    return pd.DataFrame(full, index=names, columns=names)
+
+
+def fixed_note(fix):
+    def show(v):
+        return f"{v:g}" if np.ndim(v) == 0 else str(np.round(v, 6))
+
+    return "Held fixed: " + ", ".join(f"{k} = {show(v)}" for k, v in fix.items()) + "."
+
+
 def plot_density(results, ax=None, bins=None, **kwargs):
     """Fitted density over the histogram of the cells (univariate fits)."""
     model = results.model
@@ -333,7 +353,7 @@ class QuantizedNVMM:
         return lo, hi
 
     def _positive(self, name):
-        return name in ("sigma", "nu", "alpha_bar") or (self.family == "vg" and name == "lam")
+        return is_log_scale(self.family, name)
 
     # --- fit ----------------------------------------------------------------------------------
 
@@ -642,12 +662,9 @@ class QuantizedNVMM:
             sub = np.cov(reps, rowvar=False).reshape(len(free), len(free))
             cov_type = f"bootstrap ({len(reps)} resamples)"
         if se is not None:
-            full = np.full((len(names), len(names)), np.nan)
-            idx = [names.index(p) for p in free]
-            full[np.ix_(idx, idx)] = sub
-            vcov = pd.DataFrame(full, index=names, columns=names)
+            vcov = free_vcov(sub, names, free)
         if fix:
-            notes.append("Held fixed: " + ", ".join(f"{k} = {v:g}" for k, v in fix.items()) + ".")
+            notes.append(fixed_note(fix))
         estimates = {p: theta[p] for p in names}
         estimates.setdefault("gamma", 0.0)
         return QuantizedNVMMResults(

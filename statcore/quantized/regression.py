@@ -13,7 +13,15 @@ from statcore.base import Model
 from statcore.formula import Design, capture_context, design_from_formula
 from statcore.quantized import _ecm
 from statcore.quantized.mixing import FAMILIES, MIXING_BOUNDS, MIXING_PARAMS, MIXING_START, SKEWED
-from statcore.quantized.model import SE_METHODS, QuantizedNVMMResults, check_cells, check_fix
+from statcore.quantized.model import (
+    SE_METHODS,
+    QuantizedNVMMResults,
+    check_cells,
+    check_fix,
+    fixed_note,
+    free_vcov,
+    is_log_scale,
+)
 from statcore.quantized.quantizer import midpoint_impute
 
 
@@ -126,7 +134,7 @@ class QuantizedRegression(Model):
         )
 
     def _positive(self, name):
-        return name in ("sigma", "nu", "alpha_bar") or (self.family == "vg" and name == "lam")
+        return is_log_scale(self.family, name)
 
     def fit(
         self,
@@ -273,14 +281,11 @@ class QuantizedRegression(Model):
 
                 info = -_ecm.numerical_hessian(f, np.array([values[k] for k in free]))
                 cov_type = "numerical Hessian"
-            full = np.full((len(names), len(names)), np.nan)
-            idx = [names.index(k) for k in free]
-            full[np.ix_(idx, idx)] = np.linalg.pinv(info)
-            vcov = pd.DataFrame(full, index=names, columns=names)
+            vcov = free_vcov(np.linalg.pinv(info), names, free)
         fields = self._result_fields()
         notes = fields.pop("notes")
         if fix:
-            notes += ("Held fixed: " + ", ".join(f"{k} = {v:g}" for k, v in fix.items()) + ".",)
+            notes += (fixed_note(fix),)
         estimates = {k: th[k] for k in scalar_names}
         estimates.update({"beta": th["beta"], "mu": None})
         estimates.setdefault("gamma", 0.0)
