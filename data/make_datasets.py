@@ -95,6 +95,34 @@ def _co2() -> str:
     return _csv_text(frame)
 
 
+def _connectomes() -> str:
+    """The MLSP 2014 functional connectivity features with each subject's diagnosis.
+
+    Read from the copy geomstats ships (found without importing geomstats), joined on the
+    subject id; the values are written as parsed from its text.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("geomstats")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the connectome files come from geomstats: install the manifold extra")
+    folder = Path(spec.submodule_search_locations[0]) / "datasets" / "data" / "connectomes"
+    features = pd.read_csv(folder / "train_FNC.csv", dtype=str, keep_default_na=False)
+    labels = pd.read_csv(folder / "train_labels.csv", dtype=str, keep_default_na=False)
+    merged = labels.merge(features, on="Id", how="inner", validate="one_to_one")
+    if len(merged) != len(features) or len(merged) != len(labels):
+        raise ValueError("connectome features and labels do not pair one to one")
+    frame = pd.DataFrame(
+        {
+            "subject": merged["Id"].astype(np.int64),
+            "schizophrenia": merged["Class"].astype(np.int64),
+        }
+    )
+    fnc = [c for c in features.columns if c != "Id"]
+    values = pd.DataFrame({c: [float(v) for v in merged[c]] for c in fnc})
+    return _csv_text(pd.concat([frame, values], axis=1))
+
+
 def _check_label(label) -> None:
     text = str(label)
     if not text or any(ch.isspace() for ch in text) or "#" in text:
@@ -131,6 +159,7 @@ def build(networks: Path = NETWORKS) -> dict[str, str]:
 
     # Tables from statsmodels.datasets.
     files["co2.csv"] = _co2()
+    files["connectomes.csv"] = _connectomes()
     files["engel.csv"] = _table("engel")
     files["grunfeld.csv"] = _table("grunfeld", ints=("year",))
     files["longley.csv"] = _table(

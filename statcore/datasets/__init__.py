@@ -8,6 +8,8 @@ licences, columns and checksums are in ``data/README.md`` and ``data/MANIFEST``.
 name                        kind     nobs   contents
 ==========================  =======  =====  ==============================================
 ``co2``                     table     2225  date (ISO week, str), co2 (float64, ppm)
+``connectomes``             table       86  subject, schizophrenia (int64), FNC1-FNC378
+                                            (float64: 28 x 28 correlations, upper triangle)
 ``engel``                   table      235  income, foodexp (float64)
 ``grunfeld``                table      220  invest, value, capital (float64), firm
                                             (Categorical, 11 firms), year (int64)

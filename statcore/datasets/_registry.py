@@ -65,6 +65,29 @@ DATASETS: dict[str, Table | Network] = {
             ),
         ),
         Table(
+            name="connectomes",
+            file="connectomes.csv",
+            columns={
+                "subject": INT,
+                "schizophrenia": INT,
+                **{f"FNC{k}": FLOAT for k in range(1, 379)},
+            },
+            nobs=86,
+            description=(
+                "Resting-state functional connectivity of 86 subjects (46 controls, 40 with "
+                "schizophrenia): FNC1-FNC378 are the correlations between 28 ICA brain "
+                "networks' time courses, the upper triangle of each 28 x 28 correlation "
+                "matrix in row-major order (numpy's triu_indices(28, 1)); `schizophrenia` is "
+                "the diagnosis (1) or control (0)."
+            ),
+            source=(
+                "MLSP 2014 Schizophrenia Classification Challenge (Kaggle) training set, as "
+                "redistributed in geomstats (geomstats/datasets/data/connectomes, MIT-licensed "
+                "package); Silva, R. F. et al. (2014), The tenth annual MLSP competition: "
+                "schizophrenia classification challenge, IEEE MLSP."
+            ),
+        ),
+        Table(
             name="engel",
             file="engel.csv",
             columns={"income": FLOAT, "foodexp": FLOAT},

@@ -26,6 +26,14 @@ NOT_SHIPPED = {"MANIFEST", "README.md", "make_datasets.py"}
 # The documented shape of every table: column -> dtype, and the number of rows.
 TABLES = {
     "co2": (2225, {"date": "str", "co2": "float64"}),
+    "connectomes": (
+        86,
+        {
+            "subject": "int64",
+            "schizophrenia": "int64",
+            **{f"FNC{k}": "float64" for k in range(1, 379)},
+        },
+    ),
     "engel": (235, {"income": "float64", "foodexp": "float64"}),
     "grunfeld": (
         220,
@@ -129,7 +137,8 @@ def test_table_shape_columns_and_types(name):
     assert isinstance(frame.index, pd.RangeIndex) and frame.index.equals(pd.RangeIndex(rows))
     assert not frame.isna().any().any()
     assert set(frame.attrs) == {"description", "source"}
-    assert "statsmodels.datasets." + name in frame.attrs["source"]
+    origin = "geomstats" if name == "connectomes" else "statsmodels.datasets." + name
+    assert origin in frame.attrs["source"]
 
 
 def test_engel_agrees_exactly_with_statsmodels():
@@ -163,6 +172,30 @@ def test_co2_agrees_with_statsmodels_without_the_unsampled_weeks():
     frame = load("co2")
     assert frame["date"].tolist() == expected.index.strftime("%Y-%m-%d").tolist()
     np.testing.assert_array_equal(frame["co2"].to_numpy(), expected["co2"].to_numpy())
+
+
+def test_connectomes_agree_with_geomstats_and_are_correlation_matrices():
+    frame = load("connectomes")
+    fnc = frame.filter(like="FNC").to_numpy()
+    iu = np.triu_indices(28, 1)
+    mats = np.repeat(np.eye(28)[None], len(frame), axis=0)
+    mats[:, iu[0], iu[1]] = fnc
+    mats[:, iu[1], iu[0]] = fnc
+    # full correlation matrices: every one positive definite (smallest eigenvalue 0.006)
+    assert np.linalg.eigvalsh(mats).min() > 0
+    assert frame["schizophrenia"].value_counts().to_dict() == {0: 46, 1: 40}
+    from statcore._compat import import_geomstats
+
+    try:
+        import_geomstats()
+    except ImportError:
+        pytest.skip("geomstats (the manifold extra) is not installed")
+    from geomstats.datasets.utils import load_connectomes
+
+    vectors, ids, target = load_connectomes(as_vectors=True)
+    np.testing.assert_array_equal(frame["subject"].to_numpy(), np.asarray(ids))
+    np.testing.assert_array_equal(frame["schizophrenia"].to_numpy(), np.asarray(target))
+    np.testing.assert_allclose(fnc, np.asarray(vectors), rtol=0, atol=0)
 
 
 def test_grunfeld_firm_is_categorical_in_order_of_appearance():
