@@ -14,14 +14,28 @@ then a loop count for each so that one measurement lasts at least ``--min-time``
 
 The table gives milliseconds per call and the speed-up ``anchor / ours``: above 1 statcore is
 faster. It is printed and, with ``--output``, written as Markdown.
+
+Optionally a case sets ``peak_memory=True``: each side then also runs once more in a fresh
+subprocess (setup, one warm-up call, then the measured call), and a second table gives the
+growth of the resident set over the measured call, its peak (Linux ``VmHWM``, reset through
+``/proc/self/clear_refs`` after the warm-up) minus the resident set before it, with glibc's
+mmap threshold pinned so that freed large arrays go back to the system and are not reused
+unseen. Where the peak cannot be reset, the subprocess skips the warm-up and reports the
+growth of ``ru_maxrss``, first-call costs included. A case with ``timed=False`` is only
+measured that way (an anchor too large to time, or none: ``anchor=None``).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
+import os
 import platform
+import resource
+import subprocess
 import sys
+import time
 import timeit
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -32,24 +46,35 @@ HEADER = (
     "| case | ours (ms) | anchor | anchor (ms) | speed-up (anchor / ours) |\n"
     "|:---|---:|:---|---:|---:|"
 )
+MEMORY_HEADER = (
+    "| case | ours peak (MiB) | ours, one call (s) | anchor | anchor peak (MiB) "
+    "| memory ratio (anchor / ours) |\n"
+    "|:---|---:|---:|:---|---:|---:|"
+)
 
 
-def discover(bench_dir: Path, pattern: str | None = None) -> list[tuple[str, object]]:
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"_statcore_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and pickle look modules up there
+    spec.loader.exec_module(module)
+    if not hasattr(module, "CASES"):
+        raise AttributeError(f"{path} defines no CASES")
+    return module
+
+
+def discover(bench_dir: Path, pattern: str | None = None, *, where: bool = False) -> list:
     """``(module stem, case)`` for each case of each ``bench_*.py``, in order of file name.
 
-    With ``pattern``, keep the cases whose name or module stem contains it.
+    With ``pattern``, keep the cases whose name or module stem contains it. With ``where``,
+    ``(module stem, case, module path, index in CASES)``.
     """
     cases = []
     for path in sorted(bench_dir.glob("bench_*.py")):
-        spec = importlib.util.spec_from_file_location(f"_statcore_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses and pickle look modules up there
-        spec.loader.exec_module(module)
-        if not hasattr(module, "CASES"):
-            raise AttributeError(f"{path} defines no CASES")
-        for case in module.CASES:
+        module = _load(path)
+        for index, case in enumerate(module.CASES):
             if pattern is None or pattern in path.stem or pattern in _field(case, "name"):
-                cases.append((path.stem, case))
+                cases.append((path.stem, case, path, index) if where else (path.stem, case))
     return cases
 
 
@@ -97,6 +122,82 @@ def run_case(case, repeat: int, min_time: float) -> dict:
     }
 
 
+def _rss_bytes(key: str) -> int | None:
+    """A ``kB`` line of /proc/self/status (``VmRSS``, ``VmHWM``) in bytes; None off Linux."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(key + ":"):
+                    return 1024 * int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def _reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as refs:
+            refs.write("5")
+    except OSError:
+        return False
+    return _rss_bytes("VmHWM") is not None
+
+
+def measure_peak(path: Path, index: int, side: str) -> tuple[float, float]:
+    """``(bytes, seconds)``: the growth of the resident set over one call of ``side`` of case
+    ``index`` of the bench module at ``path``, and that call's wall time (run this in a fresh
+    process, as :func:`run_peak_memory` does)."""
+    case = _load(path).CASES[index]
+    setup = _field(case, "setup", None)
+    if setup is not None:
+        setup()
+    fn = _field(case, side)
+    resettable = _reset_peak()
+    if resettable:
+        fn()  # warm-up: JIT compilation, imports and caches stay out of the measurement
+    gc.collect()
+    if resettable:
+        _reset_peak()
+        before = _rss_bytes("VmRSS")
+    else:
+        before = 1024 * resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    fn()
+    seconds = time.perf_counter() - start
+    after = (_rss_bytes("VmHWM") if resettable
+             else 1024 * resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    return max(0, after - before), seconds
+
+
+def run_peak_memory(path: Path, index: int, case) -> dict:
+    """The memory table's fields for one case: each side measured in its own subprocess."""
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072", MALLOC_TRIM_THRESHOLD_="131072")
+    result = {"name": _field(case, "name"), "anchor_name": _field(case, "anchor_name")}
+    for side in ("ours", "anchor"):
+        if side == "anchor" and _field(case, "anchor") is None:
+            result["anchor_mib"] = None
+            continue
+        command = [sys.executable, str(Path(__file__).resolve()), "--measure-peak",
+                   str(path), str(index), side]
+        run = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+        if run.returncode != 0:
+            raise RuntimeError(f"peak-memory subprocess for {side} failed:\n{run.stderr}")
+        peak, seconds = map(float, run.stdout.split()[-2:])
+        result[f"{side}_mib"] = peak / 2**20
+        if side == "ours":
+            result["ours_s"] = seconds
+    return result
+
+
+def memory_row(row: dict) -> str:
+    anchor = row["anchor_mib"]
+    ratio = "—" if anchor is None else f"{anchor / max(row['ours_mib'], 1e-9):.1f}×"
+    return (
+        f"| {row['name']} | {row['ours_mib']:,.1f} | {row['ours_s']:.3g} | {row['anchor_name']} "
+        f"| {'—' if anchor is None else f'{anchor:,.1f}'} | {ratio} |"
+    )
+
+
 def table_row(row: dict) -> str:
     return (
         f"| {row['name']} | {_ms(row['ours_ms'])} | {row['anchor_name']} "
@@ -122,21 +223,31 @@ def main(argv=None) -> int:
         default=Path(__file__).resolve().parent,
         help="folder holding the bench_*.py modules",
     )
+    parser.add_argument("--measure-peak", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    cases = discover(args.bench_dir, args.filter)
+    if args.measure_peak is not None:
+        path, index, side = args.measure_peak
+        print(*measure_peak(Path(path), int(index), side))
+        return 0
+    cases = discover(args.bench_dir, args.filter, where=True)
     if not cases:
         print(f"no benchmark cases found in {args.bench_dir}", file=sys.stderr)
         return 1
     print(HEADER, flush=True)
-    rows = []
-    for module, case in cases:
+    rows, memory_rows = [], []
+    for module, case, path, index in cases:
         try:
-            row = table_row(run_case(case, args.repeat, args.min_time))
+            if _field(case, "timed", True):
+                row = table_row(run_case(case, args.repeat, args.min_time))
+                print(row, flush=True)
+                rows.append(row)
+            if _field(case, "peak_memory", False):
+                memory_rows.append(memory_row(run_peak_memory(path, index, case)))
         except Exception as exc:
             exc.add_note(f"in benchmark case {_field(case, 'name')!r} of {module}.py")
             raise
-        print(row, flush=True)
-        rows.append(row)
+    if memory_rows:
+        print("", MEMORY_HEADER, *memory_rows, sep="\n", flush=True)
     if args.output is not None:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -146,6 +257,9 @@ def main(argv=None) -> int:
             f"of at least {args.min_time} s each."
         )
         lines = ["# Benchmarks", "", context, "", HEADER, *rows, ""]
+        if memory_rows:
+            lines += ["Peak memory: growth of the resident set over one call, each side in a "
+                      "fresh process after a warm-up call.", "", MEMORY_HEADER, *memory_rows, ""]
         args.output.write_text("\n".join(lines), encoding="utf-8")
         print(f"written to {args.output}")
     return 0

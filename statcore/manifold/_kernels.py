@@ -4,7 +4,9 @@ Notation: ``a_kl = |X_k - X_l|``, ``b_kl = -<V_k, V_l>``; a centred entry is
 ``c(a)_kl = a_kl - c1 (a_k. + a_.l) + c2 a_..`` with ``c1 = 1/(n-2), c2 = 1/((n-1)(n-2))`` and
 the diagonal left out (U-centring) or ``c1 = 1/n, c2 = 1/n^2`` with the diagonal kept (double
 centring). Row sums come in precomputed (those of ``b`` are closed form), so each entry is formed
-on the fly and no n x n matrix is ever held.
+on the fly and no n x n matrix is ever held. The general kernels take ``X`` and ``V``
+transposed, ``XT`` (p, n) and ``VT`` (m, n), so that their inner loops run over contiguous
+memory and vectorise.
 """
 
 from __future__ import annotations
@@ -14,70 +16,99 @@ from numba import prange
 
 from statcore._numba import njit
 
+#: Longest stretch of one row the general kernels form at a time (their scratch arrays).
+_CHUNK = 1024
+
+
+@njit(nogil=True)
+def _squared_distance_row(XT, k, c0, cols):
+    """``|X_k - X_l|^2`` at ``l = c0 .. c0 + cols - 1``, a new array (which, with the 1-d
+    slices, lets the loops vectorise)."""
+    out = np.zeros(cols)
+    for j in range(XT.shape[0]):
+        xkj = XT[j, k]
+        xs = XT[j, c0 : c0 + cols]
+        for l in range(cols):
+            t = xs[l] - xkj
+            out[l] += t * t
+    return out
+
+
+@njit(nogil=True)
+def _product_row(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, k, c0, out):
+    """``out[l] = c(a)_kl c(b)_kl`` at ``l = c0 .. c0 + len(out) - 1``."""
+    cols = out.shape[0]
+    sq = _squared_distance_row(XT, k, c0, cols)
+    inner = np.zeros(cols)
+    for j in range(VT.shape[0]):
+        vkj = VT[j, k]
+        vs = VT[j, c0 : c0 + cols]
+        for l in range(cols):
+            inner[l] += vs[l] * vkj
+    ca_k = c2 * a_tot - c1 * a_row[k]
+    cb_k = c2 * b_tot - c1 * b_row[k]
+    ar = a_row[c0 : c0 + cols]
+    br = b_row[c0 : c0 + cols]
+    for l in range(cols):
+        out[l] = (np.sqrt(sq[l]) - c1 * ar[l] + ca_k) * (cb_k - inner[l] - c1 * br[l])
+    if not keep_diag and c0 <= k < c0 + cols:
+        out[k - c0] = 0.0
+
 
 @njit(parallel=True, nogil=True)
-def dist_row_sums(X):
-    """``a_k. = sum_l |X_k - X_l|`` for every row of ``X`` (n, p)."""
-    n, p = X.shape
+def dist_row_sums(XT):
+    """``a_k. = sum_l |X_k - X_l|`` for every point, from ``XT`` (p, n)."""
+    n = XT.shape[1]
     out = np.zeros(n)
     for k in prange(n):
         acc = 0.0
-        for l in range(n):
-            d = 0.0
-            for j in range(p):
-                t = X[k, j] - X[l, j]
-                d += t * t
-            acc += np.sqrt(d)
+        for c0 in range(0, n, _CHUNK):
+            sq = _squared_distance_row(XT, k, c0, min(_CHUNK, n - c0))
+            for l in range(sq.shape[0]):
+                sq[l] = np.sqrt(sq[l])
+            acc += sq.sum()
         out[k] = acc
     return out
 
 
 @njit(parallel=True, nogil=True)
-def centred_product_rows(X, V, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag):
-    """Row ``k`` of ``sum_l c(a)_kl c(b)_kl`` (the caller sums the rows in a fixed order)."""
-    n, p = X.shape
-    m = V.shape[1]
-    out = np.zeros(n)
-    for k in prange(n):
-        acc = 0.0
-        for l in range(n):
-            if l == k and not keep_diag:
-                continue
-            d = 0.0
-            for j in range(p):
-                t = X[k, j] - X[l, j]
-                d += t * t
-            g = 0.0
-            for j in range(m):
-                g += V[k, j] * V[l, j]
-            ca = np.sqrt(d) - c1 * (a_row[k] + a_row[l]) + c2 * a_tot
-            cb = -g - c1 * (b_row[k] + b_row[l]) + c2 * b_tot
-            acc += ca * cb
-        out[k] = acc
-    return out
+def centred_product_sum(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag):
+    """``sum_kl c(a)_kl c(b)_kl`` from the upper triangle (the matrix is symmetric).
+
+    Row ``k`` visits ``l >= k`` only; the rows are dealt round-robin to a fixed number of
+    chunks, so the work is balanced and the partial sums, added in chunk order, do not depend
+    on the number of threads.
+    """
+    n = XT.shape[1]
+    chunks = min(n, 64)
+    partial = np.zeros(chunks)
+    for ch in prange(chunks):
+        row = np.empty(_CHUNK)
+        # elementwise accumulation vectorises; one reduction at the end
+        acc = np.zeros(_CHUNK)
+        diag = 0.0
+        for k in range(ch, n, chunks):
+            for c0 in range(k, n, _CHUNK):
+                cols = min(_CHUNK, n - c0)
+                _product_row(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, k, c0,
+                             row[:cols])
+                for l in range(cols):
+                    acc[l] += row[l]
+                if c0 == k:
+                    diag += row[0]
+        partial[ch] = 2.0 * acc.sum() - diag
+    return partial.sum()
 
 
 @njit(parallel=True, nogil=True)
-def centred_product_block(X, V, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, r0, out):
-    """Rows ``r0 .. r0 + len(out)`` of the matrix ``K_kl = c(a)_kl c(b)_kl``, into ``out``."""
-    n, p = X.shape
-    m = V.shape[1]
-    for i in prange(out.shape[0]):
-        k = r0 + i
-        for l in range(n):
-            if l == k and not keep_diag:
-                out[i, l] = 0.0
-                continue
-            d = 0.0
-            for j in range(p):
-                t = X[k, j] - X[l, j]
-                d += t * t
-            g = 0.0
-            for j in range(m):
-                g += V[k, j] * V[l, j]
-            ca = np.sqrt(d) - c1 * (a_row[k] + a_row[l]) + c2 * a_tot
-            cb = -g - c1 * (b_row[k] + b_row[l]) + c2 * b_tot
-            out[i, l] = ca * cb
+def centred_product_block(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, r0, c0, out):
+    """The tile ``K[r0 : r0 + rows, c0 : c0 + cols]`` of ``K_kl = c(a)_kl c(b)_kl``, into
+    ``out`` (rows, cols)."""
+    rows, cols = out.shape
+    for i in prange(rows):
+        for s0 in range(0, cols, _CHUNK):
+            _product_row(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, r0 + i,
+                         c0 + s0, out[i, s0 : min(cols, s0 + _CHUNK)])
     return out
 
 
@@ -96,42 +127,87 @@ def permuted_product_sums(A, B, perms):
     return out
 
 
-@njit(parallel=True, nogil=True)
-def abs_dist_matvec(x_sorted, order, Zt):
-    """``A z`` for every row ``z`` of ``Zt`` (q, n), ``A_kl = |x_k - x_l|`` for scalar ``x``.
+@njit(nogil=True)
+def _sorted_block(x, order, V, r, s, d, c1, c2, a_tot, b_tot, E, b0, w, out):
+    """Columns ``b0 .. b0 + w - 1`` of :func:`sorted_quadratic_forms`, into ``out``."""
+    m = V.shape[1]
+    # rows 0 .. m: z = e, e o v_1, ..., e o v_m; row m + 1: z = e o s
+    lo = np.zeros((m + 2, w))
+    lo_x = np.zeros((m + 2, w))
+    lo_r = np.zeros((m + 2, w))
+    form = np.zeros((m + 2, w))
+    diag = np.zeros(w)
+    for k in range(x.shape[0]):
+        ek = E[order[k], b0 : b0 + w]
+        xk = x[k]
+        rk = r[k]
+        sk = s[k]
+        dk = d[k]
+        for c in range(w):
+            e = ek[c]
+            ws = e * sk
+            below_e = xk * lo[0, c] - lo_x[0, c]
+            form[0, c] += e * below_e
+            form[m + 1, c] += ws * below_e + e * (xk * lo[m + 1, c] - lo_x[m + 1, c])
+            diag[c] += dk * e * e
+            lo[0, c] += e
+            lo_x[0, c] += xk * e
+            lo_r[0, c] += rk * e
+            lo[m + 1, c] += ws
+            lo_x[m + 1, c] += xk * ws
+            lo_r[m + 1, c] += rk * ws
+        for j in range(m):
+            vkj = V[k, j]
+            for c in range(w):
+                y = ek[c] * vkj
+                form[j + 1, c] += y * (xk * lo[j + 1, c] - lo_x[j + 1, c])
+                lo[j + 1, c] += y
+                lo_x[j + 1, c] += xk * y
+                lo_r[j + 1, c] += rk * y
+    for c in range(w):
+        e_sum = lo[0, c]
+        e_r = lo_r[0, c]
+        # A^ forms: z' A z is twice its one-sided pass
+        e_e = 2.0 * form[0, c] - 2.0 * c1 * e_r * e_sum + c2 * a_tot * e_sum * e_sum
+        w_e = (form[m + 1, c] - c1 * (lo_r[m + 1, c] * e_sum + lo[m + 1, c] * e_r)
+               + c2 * a_tot * lo[m + 1, c] * e_sum)
+        total = c2 * b_tot * e_e - 2.0 * c1 * w_e - diag[c]
+        for j in range(1, m + 1):
+            total -= (2.0 * form[j, c] - 2.0 * c1 * lo_r[j, c] * lo[j, c]
+                      + c2 * a_tot * lo[j, c] * lo[j, c])
+        out[b0 + c] = total
 
-    O(n) per vector after sorting: with ``x`` sorted, ``(A z)_k = x_k Z_lo - XZ_lo + XZ_hi -
-    x_k Z_hi`` from running sums of ``z`` and ``x z`` below and above ``x_k`` (ties add 0).
-    ``x_sorted = x[order]``; centre ``x`` first, so the differences do not cancel.
+
+@njit(parallel=True, nogil=True)
+def sorted_quadratic_forms(x, order, V, r, s, d, c1, c2, a_tot, b_tot, E, width):
+    """``e' (c(a) o c(b)) e`` for every column ``e`` of ``E`` (n, q), scalar ``x``: O(n m) each.
+
+    The points come sorted by ``x``: ``x``, ``V`` (n, m), the row sums ``r = a_k.`` and
+    ``s = b_k.`` and the diagonal ``d_k = c(a)_kk c(b)_kk`` (of the centring formula before the
+    diagonal is zeroed; pass zeros to keep it) are in sorted order, ``order`` maps sorted
+    positions to rows of ``E``. With ``A^ z = A z - c1 (r 1'z + 1 r'z) + c2 a_.. 1 1'z`` and
+    ``c(b) = -V V' - c1 (s 1' + 1 s') + c2 b_.. 1 1'`` off the diagonal,
+    ``e' K e = -sum_j y_j' A^ y_j - 2 c1 w' A^ e + c2 b_.. e' A^ e - sum_k d_k e_k^2`` with
+    ``y_j = e o v_j`` and ``w = e o s``; every ``z' A z`` is one forward pass of running sums,
+    ``sum_{l<k} (z_k w_l + w_k z_l)(x_k - x_l)`` (ties add 0). Columns go in blocks of
+    ``width`` (one thread each), the inner loops running over a block's columns.
     """
-    q, n = Zt.shape
-    out = np.empty((q, n))
-    for j in prange(q):
-        tot_z = 0.0
-        tot_xz = 0.0
-        for i in range(n):
-            z = Zt[j, order[i]]
-            tot_z += z
-            tot_xz += x_sorted[i] * z
-        lo_z = 0.0
-        lo_xz = 0.0
-        i = 0
-        while i < n:
-            xk = x_sorted[i]
-            stop = i
-            g_z = 0.0
-            g_xz = 0.0
-            while stop < n and x_sorted[stop] == xk:
-                z = Zt[j, order[stop]]
-                g_z += z
-                g_xz += x_sorted[stop] * z
-                stop += 1
-            hi_z = tot_z - lo_z - g_z
-            hi_xz = tot_xz - lo_xz - g_xz
-            value = xk * (lo_z - hi_z) - lo_xz + hi_xz
-            for t in range(i, stop):
-                out[j, order[t]] = value
-            lo_z += g_z
-            lo_xz += g_xz
-            i = stop
+    q = E.shape[1]
+    out = np.empty(q)
+    for blk in prange((q + width - 1) // width):
+        b0 = blk * width
+        _sorted_block(x, order, V, r, s, d, c1, c2, a_tot, b_tot, E, b0, min(width, q - b0), out)
+    return out
+
+
+@njit(nogil=True)
+def signs_from_bits(raw, size):
+    """``+-1`` from bit 31, then bit 63, of each word of ``raw`` (uint64): ``size`` signs
+    (memory-bound: one thread does it)."""
+    out = np.empty(size)
+    for i in range(raw.shape[0]):
+        word = raw[i]
+        out[2 * i] = 2.0 * ((word >> 31) & 1) - 1.0
+        if 2 * i + 1 < size:
+            out[2 * i + 1] = 2.0 * (word >> 63) - 1.0
     return out

@@ -10,9 +10,11 @@ orthonormal tangent coordinates.
 from __future__ import annotations
 
 import numbers
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import numba
 import numpy as np
 from scipy.spatial import distance
 
@@ -33,8 +35,23 @@ __all__ = ["MMDDTestResult", "dcov_test", "mmdd", "mmdd_test"]
 
 MULTIPLIERS = ("rademacher", "normal", "mammen")
 
-#: Largest number of doubles in one block of the bootstrap (row block of K, multiplier batch).
+#: Largest number of doubles in one block of the bootstrap (a tile of K, a multiplier batch).
 _BLOCK_DOUBLES = 2**22
+
+#: Most doubles of multipliers one bootstrap task holds (its batches share each tile of K).
+_TASK_DOUBLES = 2**23
+
+#: Largest and smallest side of the square tiles of K in the general (multi-column ``X``)
+#: bootstrap; BLAS runs near its peak on either, and smaller tiles follow the triangle closer.
+_TILE = 1024
+_MIN_TILE = 256
+
+#: Least work (entries times terms) worth waking numba's thread pool for: below it the
+#: kernels run in the calling thread, where they cost tens of microseconds, not milliseconds.
+_PARALLEL_WORK = 2**20
+
+#: Most columns of one thread's block in the sorted (scalar ``X``) bootstrap kernel.
+_SORTED_WIDTH = 64
 
 #: Sample size above which the eigenvalues of the asymptotic null come from a subsample.
 _MAX_EIGEN_N = 1000
@@ -53,8 +70,8 @@ class MMDDTestResult(TestResult):
 
 @dataclass(frozen=True)
 class _Centred:
-    """What the kernels need to form ``c(a)_kl c(b)_kl`` on the fly; for a scalar ``X`` also its
-    centred, sorted values (the O(n log n) route)."""
+    """What the kernels need to form ``c(a)_kl c(b)_kl`` on the fly; for a scalar ``X`` also the
+    points sorted by ``X`` (the O(n) per multiplier vector route)."""
 
     X: np.ndarray
     V: np.ndarray
@@ -73,24 +90,75 @@ class _Centred:
         return len(self.X)
 
     def args(self):
+        """The arguments of the general kernels (``X`` and ``V`` transposed)."""
         return (
-            self.X, self.V, self.a_row, self.a_tot, self.b_row, self.b_tot,
-            self.c1, self.c2, self.keep_diag,
+            np.ascontiguousarray(self.X.T), np.ascontiguousarray(self.V.T), self.a_row,
+            self.a_tot, self.b_row, self.b_tot, self.c1, self.c2, self.keep_diag,
         )
+
+    def diagonal(self) -> np.ndarray:
+        """``c(a)_kk c(b)_kk`` of the centring formula, which U-centring zeroes (0 when kept)."""
+        if self.keep_diag:
+            return np.zeros(self.n)
+        diag_a = -2.0 * self.c1 * self.a_row + self.c2 * self.a_tot
+        diag_b = (-np.einsum("ij,ij->i", self.V, self.V) - 2.0 * self.c1 * self.b_row
+                  + self.c2 * self.b_tot)
+        return diag_a * diag_b
+
+    def sorted_args(self):
+        """The arguments of :func:`~statcore.manifold._kernels.sorted_quadratic_forms` before
+        the multipliers and the block width."""
+        o = self.order
+        return (
+            self.x_sorted, o, np.ascontiguousarray(self.V[o]), self.a_row[o], self.b_row[o],
+            self.diagonal()[o], self.c1, self.c2, self.a_tot, self.b_tot,
+        )
+
+
+@contextmanager
+def _threads_for(work):
+    """One numba thread for the calls inside when ``work`` is small (thread-local; every
+    kernel gives the same numbers for any number of threads)."""
+    if work >= _PARALLEL_WORK:
+        yield
+        return
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
+def _sorted_row_sums(x_sorted):
+    """``sum_l |x_k - x_l|`` for sorted scalar ``x``: ``x_k k - P_k + (P_n - P_k - x_k) - x_k
+    (n - 1 - k)``, ``P_k`` the sum of the first ``k`` (tied neighbours add 0 on either side)."""
+    n = len(x_sorted)
+    below = np.concatenate(([0.0], np.cumsum(x_sorted)[:-1]))
+    above = x_sorted.sum() - below - x_sorted
+    k = np.arange(n)
+    return x_sorted * (2 * k - (n - 1)) - below + above
 
 
 def _centred(X, V, statistic: str, fast: bool = True) -> _Centred:
     """Row sums and centring constants; those of ``b = -<V_k, V_l>`` are closed form, those of
-    ``a`` too when ``X`` is scalar (``fast``), else one O(n^2 p) pass."""
+    ``a`` too when ``X`` is scalar (``fast``), else one O(n^2 p) pass.
+
+    Both centrings annihilate ``f_k + f_l`` terms, so ``V`` is centred first: the same matrices,
+    without the cancellation a base point far from the data would cause.
+    """
     n = len(X)
+    V = V - V.mean(axis=0)
     x_sorted = order = None
     if fast and X.shape[1] == 1:
         x = X[:, 0] - np.median(X[:, 0])
         order = np.argsort(x, kind="stable")
         x_sorted = np.ascontiguousarray(x[order])
-        a_row = _kernels.abs_dist_matvec(x_sorted, order, np.ones((1, n)))[0]
+        a_row = np.empty(n)
+        a_row[order] = _sorted_row_sums(x_sorted)
     else:
-        a_row = _kernels.dist_row_sums(X)
+        with _threads_for(n * n * X.shape[1]):
+            a_row = _kernels.dist_row_sums(np.ascontiguousarray(X.T))
     S = V.sum(axis=0)
     sq = np.einsum("ij,ij->i", V, V)
     if statistic == "u":
@@ -111,68 +179,61 @@ def _statistic(c: _Centred, statistic: str) -> float:
     if c.order is not None:
         total = float(_quadratic_forms(c, np.ones((n, 1)))[0])
     else:
-        total = float(np.sum(_kernels.centred_product_rows(*c.args())))
+        with _threads_for(n * n * (c.X.shape[1] + c.V.shape[1])):
+            total = float(_kernels.centred_product_sum(*c.args()))
     return total / (n * (n - 3)) if statistic == "u" else total / n**2
 
 
-def _block_rows(n: int) -> int:
-    return max(1, min(n, _BLOCK_DOUBLES // n))
-
-
 def _quadratic_forms(c: _Centred, E: np.ndarray) -> np.ndarray:
-    """``e_b' K e_b`` for every column ``e_b`` of ``E`` (n, B), ``K = c(a) o c(b)``."""
-    if c.order is not None:
-        return _quadratic_forms_sorted(c, E)
-    n = c.n
-    rows = _block_rows(n)
-    out = np.zeros(E.shape[1])
-    block = np.empty((rows, n))
-    for r0 in range(0, n, rows):
-        r1 = min(n, r0 + rows)
-        K = _kernels.centred_product_block(*c.args(), r0, block[: r1 - r0])
-        out += np.einsum("ib,ib->b", E[r0:r1], K @ E)
-    return out
+    """``e_b' K e_b`` for every column ``e_b`` of ``E`` (n, B), ``K = c(a) o c(b)``.
 
-
-def _quadratic_forms_sorted(c: _Centred, E: np.ndarray) -> np.ndarray:
-    """The same for scalar ``X`` in O(n m) per column, from the low rank of ``c(b)``.
-
-    Before its diagonal is zeroed, ``c(b) = -V V' - c1 (b 1' + 1 b') + c2 b.. 11'``, so
-    ``e' (c(a) o c(b)) e = -sum_j (e o v_j)' c(a) (e o v_j) - 2 c1 (e o b)' c(a) e
-    + c2 b.. e' c(a) e``, and ``c(a) z = A z - c1 (a 1'z + 1 a'z) + c2 a.. 1'z 1`` costs O(n) with
-    :func:`~statcore.manifold._kernels.abs_dist_matvec`. The diagonal terms are then removed
-    (U-centring) or kept (double centring).
+    Scalar ``X``: O(n m) per column by
+    :func:`~statcore.manifold._kernels.sorted_quadratic_forms` (the low rank of ``c(b)``).
+    Otherwise square tiles of ``K`` are formed once per call and multiplied into ``E`` by BLAS,
+    the upper triangle only: ``e' K e = sum_I e_I' (K_II e_I + 2 sum_{L>I} K_IL e_L)``, about
+    ``n^2 B`` flops and O(_TILE^2 + _TILE B) memory besides ``E``.
     """
-    n, B = E.shape
-    V, m = c.V, c.V.shape[1]
-    Et = np.ascontiguousarray(E.T)
-    Z = np.concatenate([Et[None], Et[None] * V.T[:, None, :]]).reshape((m + 1) * B, n)
-    AZ = _kernels.abs_dist_matvec(c.x_sorted, c.order, Z)
-    z_sum, z_a = Z.sum(axis=1), Z @ c.a_row
-
-    def form(w, w_sum, w_a, rows):
-        """``w' c(a) z`` for the rows ``z`` of Z selected by ``rows``."""
-        return (np.einsum("ij,ij->i", w, AZ[rows])
-                - c.c1 * (z_sum[rows] * w_a + z_a[rows] * w_sum)
-                + c.c2 * c.a_tot * w_sum * z_sum[rows])
-
-    first = slice(0, B)
-    out = c.c2 * c.b_tot * form(Et, z_sum[first], z_a[first], first)
-    Eb = Et * c.b_row
-    out -= 2.0 * c.c1 * form(Eb, Eb.sum(axis=1), Eb @ c.a_row, first)
-    for j in range(1, m + 1):
-        rows = slice(j * B, (j + 1) * B)
-        out -= form(Z[rows], z_sum[rows], z_a[rows], rows)
-    if not c.keep_diag:
-        diag_a = -2.0 * c.c1 * c.a_row + c.c2 * c.a_tot
-        diag_b = -np.einsum("ij,ij->i", V, V) - 2.0 * c.c1 * c.b_row + c.c2 * c.b_tot
-        out -= (Et**2) @ (diag_a * diag_b)
+    E = np.ascontiguousarray(E, dtype=np.float64)
+    n, q = E.shape
+    if c.order is not None:
+        width = -(-q // (4 * numba.get_num_threads()))
+        width = int(min(_SORTED_WIDTH, max(8, width)))
+        with _threads_for(n * q * (c.V.shape[1] + 2)):
+            return _kernels.sorted_quadratic_forms(*c.sorted_args(), E, width)
+    args = c.args()
+    side = min(n, _TILE, max(_MIN_TILE, -(-n // 8)))
+    tile = np.empty(side * side)
+    prod = np.empty((side, q))
+    off = np.empty((side, q))
+    out = np.zeros(q)
+    with _threads_for(side * side * (c.X.shape[1] + c.V.shape[1])):
+        for r0 in range(0, n, side):
+            rows = min(n, r0 + side) - r0
+            K = tile[: rows * rows].reshape(rows, rows)
+            _kernels.centred_product_block(*args, r0, r0, K)
+            near = np.matmul(K, E[r0 : r0 + rows])
+            off[:rows] = 0.0
+            for c0 in range(r0 + rows, n, side):
+                cols = min(n, c0 + side) - c0
+                K = tile[: rows * cols].reshape(rows, cols)
+                _kernels.centred_product_block(*args, r0, c0, K)
+                np.matmul(K, E[c0 : c0 + cols], out=prod[:rows])
+                off[:rows] += prod[:rows]
+            near += 2.0 * off[:rows]
+            out += np.einsum("ib,ib->b", E[r0 : r0 + rows], near)
     return out
 
 
 def _multipliers(rng: np.random.Generator, kind: str, shape) -> np.ndarray:
     if kind == "rademacher":
-        return 2.0 * rng.integers(0, 2, size=shape) - 1.0
+        # Signs from bits 31 and 63 of each raw 64-bit word, in order. numpy's bounded
+        # integers on {0, 1} take the top bit of each 32-bit half, low half first, with no
+        # rejection, so these are the draws of ``2 rng.integers(0, 2, shape) - 1`` whenever the
+        # generator holds no buffered half word (a fresh one, as in every bootstrap batch), made
+        # in a tenth of the time.
+        size = int(np.prod(shape))
+        raw = rng.bit_generator.random_raw((size + 1) // 2)
+        return _kernels.signs_from_bits(raw, size).reshape(shape)
     if kind == "normal":
         return rng.standard_normal(shape)
     # Mammen's two-point law: mean 0, variance 1, third moment 1
@@ -183,29 +244,44 @@ def _multipliers(rng: np.random.Generator, kind: str, shape) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _BootstrapBatch:
-    """One batch of wild-bootstrap draws (a picklable task for every backend)."""
+    """Batches of wild-bootstrap draws, each from its own seed (a picklable task for every
+    backend); the batches of one task go through the kernels together."""
 
     centred: _Centred
     multiplier: str
 
     def __call__(self, task) -> np.ndarray:
-        seed, size = task
-        E = _multipliers(np.random.default_rng(seed), self.multiplier, (self.centred.n, size))
-        return _quadratic_forms(self.centred, E) / (self.centred.n - 3)
+        n = self.centred.n
+        if len(task) == 1:
+            (seed, size), = task
+            E = _multipliers(np.random.default_rng(seed), self.multiplier, (n, size))
+        else:
+            # filled batch by batch, so that at most one batch is held twice
+            E = np.empty((n, sum(size for _, size in task)))
+            start = 0
+            for seed, size in task:
+                E[:, start : start + size] = _multipliers(
+                    np.random.default_rng(seed), self.multiplier, (n, size))
+                start += size
+        return _quadratic_forms(self.centred, E) / (n - 3)
 
 
 def _wild_bootstrap(c: _Centred, n_resamples, multiplier, rng, backend, progress):
     n = c.n
-    # batches depend on n and n_resamples only, so the draws do not depend on the backend
+    # batches depend on n, m and n_resamples only, so the draws do not depend on the backend
     width = 1 if c.order is None else c.V.shape[1] + 1
     size = max(1, min(n_resamples, _BLOCK_DOUBLES // (n * width)))
     sizes = [min(size, n_resamples - s) for s in range(0, n_resamples, size)]
     seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(len(sizes))
+    # the general route forms all of K once per task: group batches; the sorted route has no
+    # such cost, and its gathers from E stay in cache with one batch at a time
+    per_task = 1 if c.order is not None else max(1, _TASK_DOUBLES // (n * size))
+    batches = list(zip(seeds, sizes, strict=True))
+    tasks = [tuple(batches[i : i + per_task]) for i in range(0, len(batches), per_task)]
     runner = get_backend(backend)
     try:
         parts = runner.map(
-            _BootstrapBatch(c, multiplier), list(zip(seeds, sizes, strict=True)),
-            progress=progress, desc="MMDD wild bootstrap",
+            _BootstrapBatch(c, multiplier), tasks, progress=progress, desc="MMDD wild bootstrap",
         )
     finally:
         if runner is not backend:
@@ -223,7 +299,7 @@ def _null_eigenvalues(X, V, rng) -> tuple[np.ndarray, int]:
         X, V = X[keep], V[keep] - V[keep].mean(axis=0)
         n = _MAX_EIGEN_N
     c = _centred(X, V, "v", fast=False)
-    K = _kernels.centred_product_block(*c.args(), 0, np.empty((n, n)))
+    K = _kernels.centred_product_block(*c.args(), 0, 0, np.empty((n, n)))
     lam = np.linalg.eigvalsh(0.5 * (K + K.T)) / n
     # K is a Schur product of two positive semi-definite matrices: negative values are rounding
     return lam[lam > 1e-12 * max(lam.max(), 1e-300)], n
@@ -254,7 +330,8 @@ def mmdd(Y, X, manifold: Manifold, base_point=None, statistic: str = "u") -> flo
     mean ``mu``, ``a_kl = |X_k - X_l|`` and ``b_kl = -<V_k, V_l>``:
     ``"u"`` gives ``[n (n-3)]^-1 sum_{k != l} A~_kl B~_kl`` with U-centred ``A~, B~`` (unbiased
     for a known base point), ``"v"`` gives ``n^-2 sum_kl A^_kl B^_kl`` with double centring.
-    Computed in O(n^2 (p + m)) time and O(n) memory.
+    Computed in O(n^2 (p + m)) time and O(n) memory; for a scalar ``X`` in O(n (log n + m))
+    time.
 
     Parameters
     ----------
@@ -308,12 +385,15 @@ def mmdd_test(
     The statistic is ``T_n = n MMDD^2_n`` (U-statistic, see :func:`mmdd`); large values reject.
 
     ``method="wild_bootstrap"`` draws ``T*_b = (n-3)^-1 sum_{k != l} e_k A~_kl B~_kl e_l`` with
-    i.i.d. multipliers ``e`` (mean 0, variance 1), batched over replicates (blocks of
-    ``A~ o B~`` times the multiplier matrix, never an n x n matrix for large n) and mapped over
-    ``backend``. ``method="asymptotic"`` uses the degenerate U-statistic limit
-    ``sum_j lambda_j (Z_j^2 - 1)``, ``lambda_j`` the eigenvalues of the double-centred kernel
-    matrix over n, simulated ``n_resamples`` times. The p-value is
-    ``(1 + #{T* >= T_n}) / (n_resamples + 1)``.
+    i.i.d. multipliers ``e`` (mean 0, variance 1), batched over replicates and mapped over
+    ``backend``. For a scalar ``X`` each draw costs O(n m): ``B~`` is a rank-``m`` Gram matrix
+    plus row, column and constant terms, so ``e' (A~ o B~) e`` reduces to ``m + 2`` forms
+    ``z' A~ w``, each one pass of running sums over the sorted ``X``. Otherwise square tiles of
+    ``A~ o B~`` (upper triangle only) are formed once per batch of draws and multiplied into
+    the multipliers by BLAS: O(n^2) per draw, never an n x n matrix. ``method="asymptotic"``
+    uses the degenerate U-statistic limit ``sum_j lambda_j (Z_j^2 - 1)``, ``lambda_j`` the
+    eigenvalues of the double-centred kernel matrix over n, simulated ``n_resamples`` times.
+    The p-value is ``(1 + #{T* >= T_n}) / (n_resamples + 1)``.
 
     Parameters
     ----------

@@ -10,8 +10,10 @@ from statcore.manifold import _kernels
 
 @pytest.fixture
 def data(rng):
-    X = rng.normal(size=(37, 2))
-    V = rng.normal(size=(37, 3))
+    # longer than one row chunk of the general kernels, so chunk boundaries are crossed
+    n = _kernels._CHUNK + 276
+    X = rng.normal(size=(n, 2))
+    V = rng.normal(size=(n, 3))
     return X, V
 
 
@@ -25,37 +27,74 @@ def _centring_args(X, V, statistic):
         c1, c2, keep = 1 / (n - 2), 1 / ((n - 1) * (n - 2)), False
     else:
         c1, c2, keep = 1 / n, 1 / n**2, True
-    return a, b, (X, V, a.sum(1), a.sum(), b.sum(1), b.sum(), c1, c2, keep)
+    args = (np.ascontiguousarray(X.T), np.ascontiguousarray(V.T), a.sum(1), a.sum(), b.sum(1),
+            b.sum(), c1, c2, keep)
+    return a, b, args
+
+
+def _dense_k(a, b, statistic):
+    centre = brute_u_centre if statistic == "u" else brute_double_centre
+    return centre(a) * centre(b)
 
 
 def test_dist_row_sums_matches_cdist(data):
     X, _ = data
     # identical sums of the same n terms up to summation order: 1e-12 relative
-    np.testing.assert_allclose(_kernels.dist_row_sums(X), cdist(X, X).sum(1), rtol=1e-12)
+    np.testing.assert_allclose(_kernels.dist_row_sums(np.ascontiguousarray(X.T)),
+                               cdist(X, X).sum(1), rtol=1e-12)
 
 
 @pytest.mark.parametrize("statistic", ["u", "v"])
-def test_centred_product_block_and_rows_match_numpy(data, statistic):
+def test_centred_product_block_and_sum_match_numpy(data, statistic):
     X, V = data
     a, b, args = _centring_args(X, V, statistic)
-    centre = brute_u_centre if statistic == "u" else brute_double_centre
-    K = centre(a) * centre(b)
-    out = np.empty((10, len(X)))
-    block = _kernels.centred_product_block(*args, 20, out)
-    # entrywise the same few flops in another order: 1e-12 absolute on O(1) entries
-    np.testing.assert_allclose(block, K[20:30], atol=1e-12)
-    np.testing.assert_allclose(_kernels.centred_product_rows(*args), K.sum(1), atol=1e-11)
+    K = _dense_k(a, b, statistic)
+    n = len(X)
+    # a tile straddling the diagonal and a row chunk boundary, and one off the diagonal
+    for r0, c0, rows, cols in [(20, 10, 30, n - 10), (900, 0, 7, 300)]:
+        out = np.empty((rows, cols))
+        block = _kernels.centred_product_block(*args, r0, c0, out)
+        # entrywise the same few flops in another order: 1e-12 absolute on O(1) entries
+        np.testing.assert_allclose(block, K[r0 : r0 + rows, c0 : c0 + cols], atol=1e-12)
+    # n^2 = 1.7e6 O(1) terms summed in another order (upper triangle, doubled): 1e-12 relative
+    # to their absolute sum
+    total = _kernels.centred_product_sum(*args)
+    assert abs(total - K.sum()) < 1e-12 * np.abs(K).sum()
 
 
-def test_abs_dist_matvec_matches_dense_product_with_ties(rng):
-    x = np.round(rng.normal(size=60), 1)  # many ties
+@pytest.mark.parametrize("statistic", ["u", "v"])
+def test_sorted_quadratic_forms_match_the_dense_forms_with_ties(rng, statistic):
+    n = 157
+    x = np.round(rng.normal(size=n), 1)  # many ties
     x -= np.median(x)
+    V = rng.normal(size=(n, 2))
+    a, b, args = _centring_args(x[:, None], V, statistic)
+    K = _dense_k(a, b, statistic)
+    _, _, a_row, a_tot, b_row, b_tot, c1, c2, keep = args
+    if keep:
+        d = np.zeros(n)
+    else:
+        d = ((-2 * c1 * a_row + c2 * a_tot)
+             * (-np.einsum("ij,ij->i", V, V) - 2 * c1 * b_row + c2 * b_tot))
     order = np.argsort(x, kind="stable")
-    Z = rng.normal(size=(4, 60))
-    dense = np.abs(x[:, None] - x[None, :]) @ Z.T
-    got = _kernels.abs_dist_matvec(np.ascontiguousarray(x[order]), order, Z)
-    # running sums of 60 O(1) terms: 1e-12 absolute
-    np.testing.assert_allclose(got, dense.T, atol=1e-12)
+    E = rng.normal(size=(n, 45)) + 0.3  # any vectors, not only centred multipliers
+    sorted_args = (np.ascontiguousarray(x[order]), order, np.ascontiguousarray(V[order]),
+                   a_row[order], b_row[order], d[order], c1, c2, a_tot, b_tot)
+    got = _kernels.sorted_quadratic_forms(*sorted_args, E, 8)
+    expected = np.einsum("kb,kl,lb->b", E, K, E)
+    # running sums of n O(1) terms against a dense double sum: 1e-10 of the forms' scale
+    np.testing.assert_allclose(got, expected, atol=1e-10 * np.abs(expected).max())
+    # each column is computed alone: the block width changes nothing, to the last bit
+    np.testing.assert_array_equal(_kernels.sorted_quadratic_forms(*sorted_args, E, 64), got)
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 10_001])
+def test_signs_from_bits_are_numpy_bounded_integers(size):
+    # bit 31, then bit 63, of each raw word: the draws of Generator.integers(0, 2) of a fresh
+    # generator, exactly
+    raw = np.random.default_rng(size).bit_generator.random_raw((size + 1) // 2)
+    expected = 2.0 * np.random.default_rng(size).integers(0, 2, size=size) - 1.0
+    np.testing.assert_array_equal(_kernels.signs_from_bits(raw, size), expected)
 
 
 def test_permuted_product_sums_matches_fancy_indexing(rng):
