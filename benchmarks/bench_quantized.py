@@ -9,6 +9,11 @@ on ``sum_c n_c log P(cell_c)`` computed with ``scipy.stats`` cdfs (``t.cdf``,
 
 Run as a script (``python benchmarks/bench_quantized.py``) it also prints the bias of midpoint
 imputation beside the ECM's on the same designs.
+
+The univariate t is shown twice: against direct maximisation over the unique cells (the same
+grouping the ECM uses; with 8 cells and 3 parameters it is a tiny problem that L-BFGS-B solves
+in about as long as the ECM takes) and over every observation's cell, as the likelihood is
+usually coded. The speed-up in the second row comes from the grouping, not the ECM.
 """
 
 import numpy as np
@@ -34,9 +39,15 @@ def ours_t():
     return QuantizedNVMM.fit(_state["t"][2], se=None)
 
 
-def anchor_t():
-    model = _state["t"][2]
-    lo, hi, c = model._lower_u, model._upper_u, model._counts_u
+def anchor_t(grouped=True):
+    """Direct maximisation over the unique cells (``grouped``) or over every observation's
+    cell, the likelihood as it is usually written down."""
+    x, q, model = _state["t"]
+    if grouped:
+        lo, hi, c = model._lower_u, model._upper_u, model._counts_u
+    else:
+        lo, hi = q.cells(q.quantize(x))
+        c = np.ones(len(x))
 
     def negll(p):
         mu, sigma, nu = p[0], np.exp(p[1]), np.exp(p[2])
@@ -92,7 +103,14 @@ CASES = [
         "setup": setup_t,
         "ours": ours_t,
         "anchor": anchor_t,
-        "anchor_name": SCIPY,
+        "anchor_name": SCIPY + " over the 8 unique cells",
+    },
+    {
+        "name": "quantized t (nu free), n=1e5, 3 bits: ECM vs direct on every observation",
+        "setup": setup_t,
+        "ours": ours_t,
+        "anchor": lambda: anchor_t(grouped=False),
+        "anchor_name": SCIPY + " over the 1e5 observations' cells",
     },
     {
         "name": "quantized bivariate Gaussian, n=1e4, 2 bits: ECM vs direct",
