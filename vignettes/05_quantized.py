@@ -151,3 +151,78 @@ pd.DataFrame(
 
 # %%
 print(reg_t.summary())
+
+# %% [markdown]
+# ## Structured tasks: matrix completion and compressed sensing
+#
+# `QuantizedMatrixCompletion` fits a rank-r matrix to quantized entries with some missing
+# (NaN codes); `QuantizedCompressedSensing` a sparse signal to quantized linear measurements
+# with more unknowns than measurements. Both run the ECM with a majorised M-step (a truncated
+# SVD, or soft-thresholding steps) and keep the exact cell likelihood non-decreasing. Here on
+# simulated data, against the naive route through the cell midpoints.
+
+# %%
+from sklearn.linear_model import Lasso
+
+from statcore.quantized import QuantizedCompressedSensing, QuantizedMatrixCompletion
+
+rng = np.random.default_rng(0)
+M = 1.2 * rng.standard_normal((100, 2)) @ rng.standard_normal((2, 80)) / np.sqrt(2)
+X = M + 0.5 * rng.standard_normal(M.shape)
+observed = rng.random(M.shape) > 0.3
+q3 = Quantizer.uniform(0.5, n_bits=3)
+mc_codes = q3.quantize(X.ravel()).reshape(X.shape).astype(float)
+mc_codes[~observed] = np.nan
+mc = QuantizedMatrixCompletion(mc_codes, q3, rank=2).fit()
+
+
+def hard_impute(Z, mask, rank, n_iter=500):
+    Y = np.where(mask, Z, Z[mask].mean())
+    for _ in range(n_iter):
+        U, s, Vt = np.linalg.svd(Y, full_matrices=False)
+        Y = np.where(mask, Z, (U[:, :rank] * s[:rank]) @ Vt[:rank])
+    return (U[:, :rank] * s[:rank]) @ Vt[:rank]
+
+
+mc_mids = np.zeros(M.shape)
+mc_mids[observed] = q3.midpoints(mc_codes[observed].astype(int))
+pd.Series(
+    {
+        "ECM (3-bit codes)": np.linalg.norm(mc.M - M) / np.linalg.norm(M),
+        "hard-impute of the midpoints": np.linalg.norm(hard_impute(mc_mids, observed, 2) - M)
+        / np.linalg.norm(M),
+        "hard-impute of the raw data": np.linalg.norm(hard_impute(X, observed, 2) - M)
+        / np.linalg.norm(M),
+    },
+    name="relative Frobenius error",
+).round(3)
+
+# %% [markdown]
+# A quarter of the cells saturate, and the midpoints clip them; the ECM reads them as the
+# half-lines they are. `completed` (or `predict()`) holds the filled-in matrix.
+
+# %%
+print(mc.summary())
+
+# %%
+A = rng.standard_normal((150, 300))
+x = np.zeros(300)
+x[[3, 50, 120, 200, 280]] = [1.0, -0.8, 1.2, -1.1, 0.7]
+cs_codes = q3.quantize(A @ x + 0.3 * rng.standard_normal(150))
+cs = QuantizedCompressedSensing(cs_codes, q3, A).fit(refit=True)
+lasso_mid = Lasso(alpha=0.05, fit_intercept=False).fit(A, q3.midpoints(cs_codes)).coef_
+print("selected:", cs.support, " lam by BIC:", round(cs.lam, 4))
+pd.Series(
+    {
+        "ECM, BIC-chosen lam, refitted": np.linalg.norm(cs.x - x) / np.linalg.norm(x),
+        "lasso on the midpoints": np.linalg.norm(lasso_mid - x) / np.linalg.norm(x),
+    },
+    name="relative error",
+).round(3)
+
+# %% [markdown]
+# BIC picks the penalty along a warm-started path (`cs.path`, `cs.plot("path")`); the refit on
+# the selected support undoes the lasso's shrinkage.
+
+# %%
+ax = cs.plot("path")
