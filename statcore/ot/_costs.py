@@ -17,7 +17,10 @@ from statcore.ot import _kernels
 BLOCK_ENTRIES = 1 << 20
 METRICS = tuple(_kernels.METRIC_CODES)
 #: pairs from which a soft-min pass is spread over threads (below, thread start-up dominates)
-PARALLEL_PAIRS = 1 << 22
+PARALLEL_PAIRS = 1 << 16
+#: blocks of rows of the matrix-free plan statistics, fixed so that their column sums, added
+#: block by block, do not depend on the number of threads
+PLAN_BLOCKS = 16
 
 
 def rows_per_block(m: int) -> int:
@@ -29,10 +32,32 @@ def _softmin_dense(cost, h, eps, out):
     (_kernels.softmin_dense_parallel if big else _kernels.softmin_dense)(cost, h, eps, out)
 
 
-def _softmin_points(x, y, h, eps, code, out):
-    big = len(x) * len(y) >= PARALLEL_PAIRS
+def _softmin_points(x, yt, h, eps, code, out):
+    big = len(x) * yt.shape[1] >= PARALLEL_PAIRS
     kernel = _kernels.softmin_points_parallel if big else _kernels.softmin_points
-    kernel(x, y, h, eps, code, out)
+    kernel(x, yt, h, eps, code, out)
+
+
+def blocked_plan_sums(provider, fa, gb, eps, aux=None, want_plan=False):
+    """Plan sums from dense row blocks of the costs (about 2^20 entries at a time).
+
+    Returns ``(sums, cols, plan)``: ``sums[i] = (sum_j P_ij, sum_j P_ij C_ij, sum_j P_ij
+    aux_ij)``, the column masses, and the plan (None unless ``want_plan``) of
+    ``P_ij = exp((fa_i + gb_j - C_ij) / eps)``.
+    """
+    n, m = provider.n, provider.m
+    sums, cols = np.zeros((n, 3)), np.zeros(m)
+    plan = np.empty((n, m)) if want_plan else None
+    step = rows_per_block(m)
+    empty = np.empty((0, 0))
+    for start in range(0, n, step):
+        part = slice(start, min(start + step, n))
+        block = np.ascontiguousarray(provider.block(part.start, part.stop))
+        aux_block = empty if aux is None else np.ascontiguousarray(aux.block(part.start, part.stop))
+        _kernels.plan_dense(block, aux_block, aux is not None, fa[part], gb, eps, sums[part], cols)
+        if want_plan:
+            plan[part] = np.exp((fa[part, None] + gb[None, :] - block) / eps)
+    return sums, cols, plan
 
 
 class DenseCost:
@@ -56,31 +81,56 @@ class DenseCost:
     def block(self, start, stop):
         return self.cost[start:stop]
 
+    def plan_sums(self, fa, gb, eps, aux=None, want_plan=False):
+        return blocked_plan_sums(self, fa, gb, eps, aux, want_plan)
+
     def max_cost(self) -> float:
         return float(self.cost.max())
 
 
 class PointCost:
-    """Costs between the rows of ``x`` and ``y`` under a built-in metric, made on the fly."""
+    """Costs between the rows of ``x`` and ``y`` under a built-in metric, made on the fly.
+
+    Holds the (d, n) and (d, m) transposes as well, for the kernels' contiguous cost loops:
+    O((n + m) d) memory.
+    """
 
     def __init__(self, x: np.ndarray, y: np.ndarray, metric: str):
-        self.x, self.y = x, y
+        self.x, self.y = np.ascontiguousarray(x), np.ascontiguousarray(y)
+        self.xt, self.yt = np.ascontiguousarray(x.T), np.ascontiguousarray(y.T)
         self.code = _kernels.METRIC_CODES[metric]
         self.metric = metric
         self.n, self.m = len(x), len(y)
 
     def softmin_rows(self, h, eps):
         out = np.empty(self.n)
-        _softmin_points(self.x, self.y, h, eps, self.code, out)
+        _softmin_points(self.x, self.yt, h, eps, self.code, out)
         return out
 
     def softmin_cols(self, h, eps):
         out = np.empty(self.m)
-        _softmin_points(self.y, self.x, h, eps, self.code, out)
+        _softmin_points(self.y, self.xt, h, eps, self.code, out)
         return out
 
     def block(self, start, stop):
         return _kernels.pairwise_points(self.x[start:stop], self.y, self.code)
+
+    def plan_sums(self, fa, gb, eps, aux=None, want_plan=False):
+        """As :func:`blocked_plan_sums`, in one matrix-free pass when ``aux`` is a
+        :class:`PointCost` on the same pairs (or None)."""
+        if aux is not None and not (isinstance(aux, PointCost) and aux.n == self.n
+                                    and aux.m == self.m):
+            return blocked_plan_sums(self, fa, gb, eps, aux, want_plan)
+        blocks = min(PLAN_BLOCKS, self.n)
+        sums, cols = np.empty((self.n, 3)), np.zeros((blocks, self.m))
+        plan = np.empty((self.n, self.m)) if want_plan else np.empty((0, self.m))
+        ax, ayt, acode = (self.x, self.yt, 0) if aux is None else (aux.x, aux.yt, aux.code)
+        _kernels.plan_points(self.x, self.yt, self.code, ax, ayt, acode, aux is not None,
+                             fa, gb, eps, sums, cols, plan, want_plan)
+        total = cols[0].copy()
+        for row in cols[1:]:
+            total += row
+        return sums, total, plan if want_plan else None
 
     def max_cost(self) -> float:
         # the cost between opposite corners of the common bounding box bounds every pair's cost
@@ -126,6 +176,9 @@ class CallableCost:
 
     def block(self, start, stop):
         return self._call(self.x[start:stop], self.y)
+
+    def plan_sums(self, fa, gb, eps, aux=None, want_plan=False):
+        return blocked_plan_sums(self, fa, gb, eps, aux, want_plan)
 
     def max_cost(self) -> float:
         k = min(256, self.n, self.m)

@@ -1,10 +1,18 @@
 """Numba kernels of the log-domain Sinkhorn solver: soft-min reductions and plan statistics.
 
-Every kernel takes float64 C-contiguous arrays. The point kernels recompute the ground cost of a
-pair from the coordinates each time it is needed, so no n x m array is ever stored. The soft-min
-reductions, the hot loop, also come in a ``parallel=True`` variant that spreads rows over
-threads; each row's reduction runs in a fixed order inside one thread, so the results do not
-depend on the number of threads.
+Every kernel takes float64 C-contiguous arrays. The point kernels recompute the costs of a row
+of pairs from the coordinates each time they are needed, into a row buffer of length m, so no
+n x m array is ever stored. A row is worked in a few flat loops over that buffer (costs, the
+soft-min arguments, their maximum, their exponentials, the sum), each simple enough for LLVM to
+compile to SIMD instructions: the second point set comes transposed (``yt``, shape (d, m)) so
+that the cost loop runs along contiguous memory, and the exponential is a polynomial written
+in plain arithmetic (:func:`_exp_shifted`, accurate to about one ulp) instead of a libm call,
+which cannot be vectorised.
+
+The soft-min reductions and the plan statistics also come in a ``parallel=True`` variant that
+spreads blocks of rows over threads. A row's reduction runs in the same fixed order in either
+variant, and the per-block partial sums of the plan statistics are added in block order, so the
+results do not depend on the number of threads.
 """
 
 from __future__ import annotations
@@ -18,6 +26,19 @@ from statcore._numba import njit
 
 #: ground costs computed inside the kernels; the code is the kernels' ``code`` argument
 METRIC_CODES = {"euclidean": 0, "sqeuclidean": 1, "cityblock": 2, "chebyshev": 3, "hamming": 4}
+#: rows one thread works through at a time in the parallel kernels
+ROW_BLOCK = 16
+
+_LOG2E = 1.4426950408889634
+# ln 2 split as in fdlibm: the high part has trailing zero bits, so k * _LN2_HI is exact
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+#: exponents below this count as exp(.) = 0: e^-700 is 1e-304, under any sum's rounding
+_LOW = -700.0
+# 1/k! for k = 13, ..., 2: the Taylor polynomial of exp on |r| <= ln(2)/2 to below 1e-17
+_C13, _C12, _C11, _C10 = 1 / 6227020800, 1 / 479001600, 1 / 39916800, 1 / 3628800
+_C9, _C8, _C7, _C6, _C5 = 1 / 362880, 1 / 40320, 1 / 5040, 1 / 720, 1 / 120
+_C4, _C3, _C2 = 1 / 24, 1 / 6, 0.5
 
 
 @njit
@@ -58,104 +79,270 @@ def pairwise_points(x, y, code):
 
 
 @njit
-def _softmin_points_row(x, i, y, h, eps, code):
-    # two passes over a row buffer, the maximum and then the sum, keep the exp loop tight
-    m = y.shape[0]
-    values = np.empty(m)
-    top = -np.inf
+def _row_costs(x, i, yt, code, buf):
+    """``buf_j = c(x_i, y_j)`` for all j, with ``yt`` the (d, m) transpose of ``y``.
+
+    Sums run over the coordinates in order, as in :func:`pair_cost`, so both give the same bits.
+    """
+    d, m = yt.shape
     for j in range(m):
-        value = (h[j] - pair_cost(x, i, y, j, code)) / eps
-        values[j] = value
-        if value > top:
-            top = value
-    return _finish_row(values, top, eps)
+        buf[j] = 0.0
+    if code <= 1:
+        for k in range(d):
+            xi = x[i, k]
+            for j in range(m):
+                diff = xi - yt[k, j]
+                buf[j] += diff * diff
+        if code == 0:
+            for j in range(m):
+                buf[j] = math.sqrt(buf[j])
+    elif code == 2:
+        for k in range(d):
+            xi = x[i, k]
+            for j in range(m):
+                buf[j] += abs(xi - yt[k, j])
+    elif code == 3:
+        for k in range(d):
+            xi = x[i, k]
+            for j in range(m):
+                buf[j] = max(buf[j], abs(xi - yt[k, j]))
+    else:
+        for k in range(d):
+            xi = x[i, k]
+            for j in range(m):
+                buf[j] += 1.0 if xi != yt[k, j] else 0.0
+        for j in range(m):
+            buf[j] /= d
 
 
 @njit
-def _softmin_dense_row(cost, i, h, eps):
-    m = cost.shape[1]
-    values = np.empty(m)
-    top = -np.inf
+def _exp_shifted(values, top, out, powers):
+    """``out_j = exp(values_j - top)`` for ``values_j <= top`` (0 below ``top + _LOW``).
+
+    Cody-Waite reduction ``t = k ln 2 + r`` and a degree-13 Taylor polynomial for ``e^r``; the
+    factor ``2^k`` is added to the exponent bits through an integer view of ``out``
+    (``powers`` is an int64 scratch row). Max relative error about 2e-16.
+    """
+    m = values.shape[0]
     for j in range(m):
-        value = (h[j] - cost[i, j]) / eps
-        values[j] = value
-        if value > top:
-            top = value
-    return _finish_row(values, top, eps)
+        t = max(values[j] - top, _LOW)
+        k = math.floor(t * _LOG2E + 0.5)
+        r = (t - k * _LN2_HI) - k * _LN2_LO
+        p = _C13 * r + _C12
+        p = p * r + _C11
+        p = p * r + _C10
+        p = p * r + _C9
+        p = p * r + _C8
+        p = p * r + _C7
+        p = p * r + _C6
+        p = p * r + _C5
+        p = p * r + _C4
+        p = p * r + _C3
+        p = p * r + _C2
+        p = p * r + 1.0
+        out[j] = p * r + 1.0
+        powers[j] = np.int64(k) << 52
+    bits = out.view(np.int64)
+    for j in range(m):
+        bits[j] += powers[j]
+    for j in range(m):
+        if values[j] - top <= _LOW:
+            out[j] = 0.0
 
 
 @njit
-def _finish_row(values, top, eps):
-    """``-eps (top + log sum exp(values - top))``; a row without any weight is +inf."""
+def _max(v):
+    # four running maxima break the dependency chain; the maximum does not depend on order
+    m = v.shape[0]
+    t0 = t1 = t2 = t3 = -np.inf
+    j = 0
+    while j + 4 <= m:
+        t0 = max(t0, v[j])
+        t1 = max(t1, v[j + 1])
+        t2 = max(t2, v[j + 2])
+        t3 = max(t3, v[j + 3])
+        j += 4
+    while j < m:
+        t0 = max(t0, v[j])
+        j += 1
+    return max(max(t0, t1), max(t2, t3))
+
+
+@njit
+def _sum(v):
+    # eight partial sums in a fixed pattern: fast without reassociating fast-math, and the same
+    # bits every time
+    m = v.shape[0]
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    j = 0
+    while j + 8 <= m:
+        s0 += v[j]
+        s1 += v[j + 1]
+        s2 += v[j + 2]
+        s3 += v[j + 3]
+        s4 += v[j + 4]
+        s5 += v[j + 5]
+        s6 += v[j + 6]
+        s7 += v[j + 7]
+        j += 8
+    tail = 0.0
+    while j < m:
+        tail += v[j]
+        j += 1
+    return (((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7))) + tail
+
+
+@njit
+def _softmin_buffer(buf, h, eps, weights, powers):
+    """``-eps log sum_j exp((h_j - buf_j) / eps)`` for a row of costs in ``buf`` (overwritten);
+    a row without any weight is +inf."""
+    inv_eps = 1.0 / eps
+    for j in range(buf.shape[0]):
+        buf[j] = (h[j] - buf[j]) * inv_eps
+    top = _max(buf)
     if top == -np.inf:
         return np.inf
-    total = 0.0
-    for j in range(values.shape[0]):
-        total += math.exp(values[j] - top)
-    return -eps * (top + math.log(total))
+    _exp_shifted(buf, top, weights, powers)
+    return -eps * (top + math.log(_sum(weights)))
 
 
 @njit
-def softmin_points(x, y, h, eps, code, out):
+def _softmin_points_rows(x, yt, h, eps, code, out, start, stop):
+    m = yt.shape[1]
+    buf, weights, powers = np.empty(m), np.empty(m), np.empty(m, np.int64)
+    for i in range(start, stop):
+        _row_costs(x, i, yt, code, buf)
+        out[i] = _softmin_buffer(buf, h, eps, weights, powers)
+
+
+@njit
+def softmin_points(x, yt, h, eps, code, out):
     """``out_i = -eps log sum_j exp((h_j - c(x_i, y_j)) / eps)``, costs made on the fly.
 
-    ``h_j = g_j + eps log b_j`` carries the weights; a zero weight (``h_j = -inf``) drops a
-    point.
+    ``yt`` is the (d, m) transpose of the second point set. ``h_j = g_j + eps log b_j`` carries
+    the weights; a zero weight (``h_j = -inf``) drops a point.
     """
-    for i in range(x.shape[0]):
-        out[i] = _softmin_points_row(x, i, y, h, eps, code)
+    _softmin_points_rows(x, yt, h, eps, code, out, 0, x.shape[0])
 
 
 @njit(parallel=True)
-def softmin_points_parallel(x, y, h, eps, code, out):
-    """:func:`softmin_points` with the rows spread over threads."""
-    for i in prange(x.shape[0]):
-        out[i] = _softmin_points_row(x, i, y, h, eps, code)
+def softmin_points_parallel(x, yt, h, eps, code, out):
+    """:func:`softmin_points` with blocks of rows spread over threads (same bits)."""
+    n = x.shape[0]
+    for block in prange((n + ROW_BLOCK - 1) // ROW_BLOCK):
+        start = block * ROW_BLOCK
+        _softmin_points_rows(x, yt, h, eps, code, out, start, min(n, start + ROW_BLOCK))
+
+
+@njit
+def _softmin_dense_rows(cost, h, eps, out, start, stop):
+    m = cost.shape[1]
+    buf, weights, powers = np.empty(m), np.empty(m), np.empty(m, np.int64)
+    for i in range(start, stop):
+        buf[:] = cost[i]
+        out[i] = _softmin_buffer(buf, h, eps, weights, powers)
 
 
 @njit
 def softmin_dense(cost, h, eps, out):
     """``out_i = -eps log sum_j exp((h_j - cost_ij) / eps)`` on a stored cost matrix."""
-    for i in range(cost.shape[0]):
-        out[i] = _softmin_dense_row(cost, i, h, eps)
+    _softmin_dense_rows(cost, h, eps, out, 0, cost.shape[0])
 
 
 @njit(parallel=True)
 def softmin_dense_parallel(cost, h, eps, out):
-    """:func:`softmin_dense` with the rows spread over threads."""
-    for i in prange(cost.shape[0]):
-        out[i] = _softmin_dense_row(cost, i, h, eps)
+    """:func:`softmin_dense` with blocks of rows spread over threads (same bits)."""
+    n = cost.shape[0]
+    for block in prange((n + ROW_BLOCK - 1) // ROW_BLOCK):
+        start = block * ROW_BLOCK
+        _softmin_dense_rows(cost, h, eps, out, start, min(n, start + ROW_BLOCK))
 
 
 @njit
-def plan_rows_dense(cost, aux, use_aux, fa, gb, eps, mass, weighted_cost, weighted_aux):
-    """Per-row sums of the plan ``P_ij = exp((fa_i + gb_j - cost_ij) / eps)``.
+def _plan_row(buf, aux, use_aux, fa_i, gb, eps, values, weights, powers, cols, plan_row,
+              want_plan):
+    """Sums over one row of the plan ``P_ij = exp((fa_i + gb_j - C_ij) / eps)``, ``C_i. = buf``.
 
-    Writes the row masses ``sum_j P_ij``, ``sum_j P_ij cost_ij`` and, when ``use_aux``,
-    ``sum_j P_ij aux_ij`` (a second cost on the same pairs, e.g. label distances).
+    Returns ``(sum_j P_ij, sum_j P_ij C_ij, sum_j P_ij aux_ij)``, adds ``P_i.`` into ``cols``
+    and, with ``want_plan``, writes it to ``plan_row``; ``values``, ``weights`` and ``powers``
+    are scratch rows.
     """
-    n, m = cost.shape
-    for i in range(n):
-        row_mass = 0.0
-        row_cost = 0.0
-        row_aux = 0.0
+    m = buf.shape[0]
+    inv_eps = 1.0 / eps
+    for j in range(m):
+        values[j] = (fa_i + gb[j] - buf[j]) * inv_eps
+    top = _max(values)
+    if top == -np.inf:
+        if want_plan:
+            plan_row[:] = 0.0
+        return 0.0, 0.0, 0.0
+    _exp_shifted(values, top, weights, powers)
+    scale = math.exp(top)
+    for j in range(m):
+        weights[j] *= scale
+        cols[j] += weights[j]
+    if want_plan:
+        plan_row[:] = weights
+    mass = _sum(weights)
+    for j in range(m):
+        values[j] = weights[j] * buf[j]
+    cost = _sum(values)
+    extra = 0.0
+    if use_aux:
         for j in range(m):
-            p = math.exp((fa[i] + gb[j] - cost[i, j]) / eps)
-            row_mass += p
-            row_cost += p * cost[i, j]
-            if use_aux:
-                row_aux += p * aux[i, j]
-        mass[i] = row_mass
-        weighted_cost[i] = row_cost
-        weighted_aux[i] = row_aux
+            values[j] = weights[j] * aux[j]
+        extra = _sum(values)
+    return mass, cost, extra
 
 
 @njit
-def col_mass_dense(cost, fa, gb, eps, out):
-    """Column masses ``sum_i P_ij`` of the plan on a block of rows (added into ``out``)."""
+def _plan_points_rows(x, yt, code, ax, ayt, acode, use_aux, fa, gb, eps, out, cols, plan,
+                      want_plan, start, stop):
+    m = yt.shape[1]
+    buf, aux, values, weights = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
+    powers = np.empty(m, np.int64)
+    empty = np.empty(0)
+    for i in range(start, stop):
+        _row_costs(x, i, yt, code, buf)
+        if use_aux:
+            _row_costs(ax, i, ayt, acode, aux)
+        row = plan[i - start] if want_plan else empty
+        out[i, 0], out[i, 1], out[i, 2] = _plan_row(
+            buf, aux, use_aux, fa[i], gb, eps, values, weights, powers, cols, row, want_plan
+        )
+
+
+@njit(parallel=True)
+def plan_points(x, yt, code, ax, ayt, acode, use_aux, fa, gb, eps, out, cols, plan, want_plan):
+    """Row sums of the plan of point costs, and optionally the plan, without storing costs.
+
+    ``out[i] = (sum_j P_ij, sum_j P_ij c_ij, sum_j P_ij a_ij)`` with ``a_ij`` a second point
+    cost (rows of ``ax`` against the columns of ``ayt``, metric ``acode``) used when
+    ``use_aux``; ``cols`` (shape (n_blocks, m)) receives the column masses of each of
+    ``n_blocks`` blocks of rows, to be added in block order by the caller; ``plan`` (n x m, or
+    unused when not ``want_plan``) receives the plan. The blocks are spread over threads.
+    """
+    n = x.shape[0]
+    n_blocks = cols.shape[0]
+    size = (n + n_blocks - 1) // n_blocks
+    for block in prange(n_blocks):
+        start, stop = min(n, block * size), min(n, (block + 1) * size)
+        rows = plan[start:stop] if want_plan else plan[:0]
+        _plan_points_rows(x, yt, code, ax, ayt, acode, use_aux, fa, gb, eps, out, cols[block],
+                          rows, want_plan, start, stop)
+
+
+@njit
+def plan_dense(cost, aux, use_aux, fa, gb, eps, out, cols):
+    """:func:`plan_points` on a stored block of costs (and of ``aux`` when ``use_aux``);
+    ``cols`` (shape (m,)) accumulates the column masses."""
     n, m = cost.shape
-    for j in range(m):
-        acc = 0.0
-        for i in range(n):
-            acc += math.exp((fa[i] + gb[j] - cost[i, j]) / eps)
-        out[j] += acc
+    buf, values, weights = np.empty(m), np.empty(m), np.empty(m)
+    powers = np.empty(m, np.int64)
+    empty = np.empty(0)
+    for i in range(n):
+        buf[:] = cost[i]
+        aux_row = aux[i] if use_aux else empty
+        out[i, 0], out[i, 1], out[i, 2] = _plan_row(
+            buf, aux_row, use_aux, fa[i], gb, eps, values, weights, powers, cols, empty, False
+        )

@@ -25,14 +25,13 @@ from statcore._validation import (
     check_scalar,
 )
 from statcore.exceptions import ConvergenceWarning
-from statcore.ot import _kernels
-from statcore.ot._costs import DenseCost, as_points, point_cost, rows_per_block
+from statcore.ot._costs import DenseCost, as_points, point_cost
 from statcore.ot.results import SinkhornResult
 
 METHODS = ("log", "standard")
-#: plain sweeps whose error decay sets the over-relaxation; relaxed sweeps between checks
-_PLAIN_SWEEPS, _CHECK = 50, 10
-_MAX_OMEGA = 1.95
+#: sweeps over which the error's decay rate is measured; the largest over-relaxation used;
+#: growth of the error over its smallest value that lowers the relaxation
+_WINDOW, _MAX_OMEGA, _GROWTH = 20, 1.98, 100.0
 #: largest plan (entries) that sinkhorn_points returns without being asked: 8 MiB
 SMALL_PLAN = 1 << 20
 
@@ -110,54 +109,72 @@ def solve_potentials(provider, a, b, epsilon, *, maxiter, tol, epsilon_scaling, 
     return _iterate(provider, a, b, log_a, log_b, g, epsilon, maxiter, tol, n_iter)
 
 
-def _iterate(provider, a, b, log_a, log_b, g, epsilon, maxiter, tol, n_iter):
-    """Sinkhorn sweeps at ``epsilon``, over-relaxed once the plain rate is known.
+def _row_error(w, new, old, epsilon):
+    # the masses of a plan whose potential is `old` where the exact update gives `new` are
+    # w_i exp((old_i - new_i) / eps)
+    return float(np.sum(w * np.abs(np.expm1((old - new) / epsilon))))
 
-    The plain sweeps measure their error for free. From the error's decay over them the
-    over-relaxation ``omega = 2 / (1 + sqrt(1 - rate))`` of Lehmann et al. (2021) is set; the
-    relaxed sweeps are checked every ``_CHECK`` sweeps by one exact sweep; if the error stops
-    falling they fall back to plain sweeps, with a lower ceiling on ``omega`` from then on.
+
+def _relaxation(rate: float, omega: float) -> float:
+    """The plain Sinkhorn rate implied by the observed ``rate`` of sweeps relaxed by ``omega``.
+
+    Young's relation ``(r + omega - 1)^2 = r omega^2 rho`` between the rate ``r`` of
+    successive over-relaxation and the rate ``rho`` of plain Gauss-Seidel sweeps holds for
+    two-block systems such as the linearised Sinkhorn map (Lehmann et al. 2021).
     """
+    return min(1.0, (rate + omega - 1.0) ** 2 / (rate * omega**2))
 
-    def row_error(f, g_exact):
-        f_next = provider.softmin_rows(g_exact + epsilon * log_b, epsilon)
-        # the rows of the plan of (f, g_exact) are a_i exp((f_i - f_next_i) / eps)
-        return float(np.sum(a * np.abs(np.expm1((f - f_next) / epsilon)))), f_next
 
+def _iterate(provider, a, b, log_a, log_b, g, epsilon, maxiter, tol, n_iter):
+    """Sinkhorn sweeps at ``epsilon``, over-relaxed by an ``omega`` learnt from the error decay.
+
+    Each sweep gives the marginal errors of its own iterates for free (the exact update of a
+    potential is what the sweep computes before relaxing it). Every ``_WINDOW`` sweeps the
+    error's decay rate gives, through Young's relation, an estimate of the plain rate
+    ``rho`` (kept as the largest seen: early, transient rates understate it), and
+    ``omega = 2 / (1 + sqrt(1 - rho))``, the optimal relaxation, capped at ``_MAX_OMEGA``. The
+    error of relaxed sweeps oscillates on its way down, so only an error ``_GROWTH`` times its
+    smallest value halves ``omega - 1`` (and the cap with it). Plain sweeps stop on their exact
+    error; relaxed ones, once their error estimate is below ``tol``, are confirmed by one plain
+    sweep.
+    """
     f = provider.softmin_rows(g + epsilon * log_b, epsilon)
-    omega, cap, errors, last_check = 1.0, _MAX_OMEGA, [], np.inf
+    omega, rho, cap, best, errors = 1.0, 0.0, _MAX_OMEGA, np.inf, []
     while n_iter < maxiter:
-        if omega == 1.0:
-            g = provider.softmin_cols(f + epsilon * log_a, epsilon)
-            error, f_next = row_error(f, g)
-            n_iter += 1
-            if error <= tol:
-                return f, g, error, n_iter, True
-            f = f_next
-            errors.append(error)
-            if len(errors) % _PLAIN_SWEEPS == 0:
-                half = _PLAIN_SWEEPS // 2
-                rate = (errors[-1] / errors[-half - 1]) ** (1.0 / half)
-                if 0.0 < rate < 1.0:
-                    omega = min(cap, 2.0 / (1.0 + np.sqrt(1.0 - rate)))
-                    last_check = error
-            continue
-        g = (1.0 - omega) * g + omega * provider.softmin_cols(f + epsilon * log_a, epsilon)
-        f = (1.0 - omega) * f + omega * provider.softmin_rows(g + epsilon * log_b, epsilon)
+        g_exact = provider.softmin_cols(f + epsilon * log_a, epsilon)
+        col_error = 0.0 if omega == 1.0 else _row_error(b, g_exact, g, epsilon)
+        g = g_exact if omega == 1.0 else g + omega * (g_exact - g)
+        f_exact = provider.softmin_rows(g + epsilon * log_b, epsilon)
+        error = _row_error(a, f_exact, f, epsilon)
         n_iter += 1
-        if n_iter % _CHECK == 0:
+        if omega == 1.0 and error <= tol:
+            # (f, g) has exact columns and rows `error` away from a
+            return f, g, error, n_iter, True
+        f = f_exact if omega == 1.0 else f + omega * (f_exact - f)
+        if omega != 1.0 and error + col_error <= tol and n_iter < maxiter:
             g = provider.softmin_cols(f + epsilon * log_a, epsilon)
-            error, f_next = row_error(f, g)
+            f_exact = provider.softmin_rows(g + epsilon * log_b, epsilon)
+            error = _row_error(a, f_exact, f, epsilon)
             n_iter += 1
             if error <= tol:
                 return f, g, error, n_iter, True
-            if not error < last_check:
-                # relaxation overshot: back to plain sweeps, and a smaller ceiling next time
-                omega, cap, errors = 1.0, 1.0 + 0.5 * (cap - 1.0), []
-            last_check = error
-            f = f_next
+            f, errors = f_exact, []
+            continue
+        errors.append(error + col_error)
+        best = min(best, errors[-1])
+        if errors[-1] > _GROWTH * best:
+            # far from the linear regime the relaxation can run away: lower it for good
+            omega = cap = 1.0 + 0.5 * (omega - 1.0)
+            best, errors = errors[-1], errors[-1:]
+        elif len(errors) > _WINDOW:
+            rate = (errors[-1] / errors[0]) ** (1.0 / _WINDOW)
+            # a window whose error grew a little is the oscillation of a relaxed transient
+            if rate < 1.0:
+                rho = max(rho, _relaxation(rate, omega))
+                omega = min(cap, 2.0 / (1.0 + np.sqrt(1.0 - rho)))
+            errors = errors[-1:]
     g = provider.softmin_cols(f + epsilon * log_a, epsilon)
-    error, _ = row_error(f, g)
+    error = _row_error(a, provider.softmin_rows(g + epsilon * log_b, epsilon), f, epsilon)
     return f, g, error, n_iter, error <= tol
 
 
@@ -188,40 +205,16 @@ def solve_self(provider, a, epsilon, *, maxiter, tol, epsilon_scaling, init=None
 
 
 def plan_statistics(provider, a, b, f, g, epsilon, *, aux=None, want_plan=False):
-    """Row and column masses, ``<C, P>``, ``<aux, P>`` and optionally ``P``, block by block."""
+    """Row and column masses, ``<C, P>``, ``<aux, P>`` and optionally ``P``, without storing
+    more than a block of costs (none for point costs)."""
     fa = f + epsilon * _log(a)
     gb = g + epsilon * _log(b)
-    rows = np.empty(provider.n)
-    cols = np.zeros(provider.m)
-    weighted_cost = np.empty(provider.n)
-    weighted_aux = np.zeros(provider.n)
-    plan = np.empty((provider.n, provider.m)) if want_plan else None
-    step = rows_per_block(provider.m)
-    empty = np.empty((0, 0))
-    for start in range(0, provider.n, step):
-        stop = min(start + step, provider.n)
-        block = np.ascontiguousarray(provider.block(start, stop))
-        aux_block = empty if aux is None else np.ascontiguousarray(aux.block(start, stop))
-        part = slice(start, stop)
-        _kernels.plan_rows_dense(
-            block,
-            aux_block,
-            aux is not None,
-            fa[part],
-            gb,
-            epsilon,
-            rows[part],
-            weighted_cost[part],
-            weighted_aux[part],
-        )
-        _kernels.col_mass_dense(block, fa[part], gb, epsilon, cols)
-        if want_plan:
-            plan[part] = np.exp((fa[part, None] + gb[None, :] - block) / epsilon)
+    sums, cols, plan = provider.plan_sums(fa, gb, epsilon, aux=aux, want_plan=want_plan)
     return {
-        "rows": rows,
+        "rows": sums[:, 0].copy(),
         "cols": cols,
-        "transport_cost": float(weighted_cost.sum()),
-        "aux": float(weighted_aux.sum()),
+        "transport_cost": float(sums[:, 1].sum()),
+        "aux": float(sums[:, 2].sum()),
         "plan": plan,
     }
 
@@ -288,7 +281,7 @@ def sinkhorn(
     maxiter: int = 10_000,
     tol: float = 1e-9,
     method: str = "log",
-    epsilon_scaling: float | None = 0.9,
+    epsilon_scaling: float | None = 0.5,
 ) -> SinkhornResult:
     """Entropic optimal transport between weights ``a`` and ``b`` for a cost matrix.
 
@@ -354,7 +347,7 @@ def sinkhorn_points(
     epsilon: float = 0.01,
     maxiter: int = 10_000,
     tol: float = 1e-9,
-    epsilon_scaling: float | None = 0.9,
+    epsilon_scaling: float | None = 0.5,
     plan: bool | None = None,
 ) -> SinkhornResult:
     """Entropic optimal transport between two point clouds, without the n x m cost matrix.
@@ -408,7 +401,7 @@ def sinkhorn_divergence(
     epsilon: float = 0.01,
     maxiter: int = 10_000,
     tol: float = 1e-9,
-    epsilon_scaling: float | None = 0.9,
+    epsilon_scaling: float | None = 0.5,
 ) -> float:
     """The debiased Sinkhorn divergence ``OT_eps(a, b) - (OT_eps(a, a) + OT_eps(b, b)) / 2``.
 

@@ -217,7 +217,7 @@ class DataShifts:
         progress: bool = False,
         maxiter: int = 10_000,
         tol: float = 1e-5,
-        epsilon_scaling: float | None = 0.9,
+        epsilon_scaling: float | None = 0.5,
     ) -> DataShiftsResults:
         """Estimate both shifts (and their bootstrap distribution).
 
