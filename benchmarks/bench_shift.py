@@ -3,7 +3,8 @@
 The anchor subsamples to N_max and runs a fixed annealing budget in float32; ours uses every
 point and iterates each Sinkhorn problem to an L1 marginal error of 1e-5. A peak-memory case
 fits N = 10,000 per domain without subsampling (ours only); ``python benchmarks/bench_shift.py``
-times N = 20,000 (measured on the shared 2-core machine: 250 s, resident set 283 MiB).
+times N = 20,000 (measured on the shared 2-core machine, epsilon scaling 0.5: 106 s, resident set
+283 MiB).
 """
 
 from statcore.shift import DataShifts, simulate

@@ -5,13 +5,13 @@ P_ij = sigmoid(alpha_i + alpha_j + z_i'z_j + rho) for i < j, edges independent g
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 from scipy.sparse import linalg as sparse_linalg
 from scipy.special import expit, logit
 from tqdm import tqdm
@@ -35,6 +35,15 @@ DIVERGENCE = 50.0
 DENSE_LIMIT = 10_000
 # up to this many nodes the exact log-likelihood is still evaluated once after a sampled fit
 EXACT_LIMIT = 20_000
+# nonedges="auto" keeps the exact likelihood up to this many nodes (one pass: ~0.15 s on 2 cores)
+AUTO_EXACT = 3000
+# soft bound on |alpha_i| and |z_i|^2 (logit units): beyond the node effects of fitted real
+# networks (|alpha| < 10, |z|^2 < 16 in the authors' fits), so it binds only where no MLE exists
+BOUND = 20.0
+# largest Newton move of one node's (alpha_i, z_i) per unit step size (logit units)
+MAX_NODE_STEP = 1.0
+# Armijo constant: an accepted step gains at least this share of its first-order prediction
+ARMIJO = 1e-4
 
 
 def _plot_positions(results, ax=None, dims=(0, 1), **kwargs):
@@ -68,6 +77,8 @@ class LatentSpaceResults(Results):
         observed one.
     llf : float
         Bernoulli log-likelihood over the node pairs at the fit.
+    dim_selection : DataFrame or None
+        With ``dim="auto"``: the table of :meth:`LatentSpaceModel.select_dim`.
     history : DataFrame
         ``iteration, loglik, objective, step`` per accepted iteration (objective = penalised
         log-likelihood).
@@ -81,6 +92,7 @@ class LatentSpaceResults(Results):
     degrees: np.ndarray = field(repr=False)
     history: pd.DataFrame = field(repr=False)
     degree_heterogeneity: bool = True
+    dim_selection: pd.DataFrame | None = field(default=None, repr=False)
 
     _plots: ClassVar[dict] = {"positions": _plot_positions}
 
@@ -239,8 +251,9 @@ class LatentSpaceModel:
     ----------
     graph : networkx.Graph, scipy.sparse matrix or square array
         A simple undirected graph (directed or weighted input is converted with a warning).
-    dim : int
-        Latent dimension r.
+    dim : int or "auto"
+        Latent dimension r; ``"auto"``: chosen by BIC among 1..8 when fitting (see
+        :meth:`select_dim`).
     degree_heterogeneity : bool
         Fit node intercepts ``alpha`` (False fixes them at 0).
 
@@ -253,16 +266,23 @@ class LatentSpaceModel:
     covariates. JMLR 21.
     """
 
-    def __init__(self, graph, dim: int = 2, degree_heterogeneity: bool = True):
+    def __init__(self, graph, dim: int | str = 2, degree_heterogeneity: bool = True):
         self.adjacency, self.nodes = as_adjacency(graph)
         n = self.adjacency.shape[0]
-        self.dim = check_positive_int(dim, name="dim")
         if n < 3:
             raise ValueError(f"`graph` needs at least 3 nodes; got {n}")
-        if self.dim >= n - 1:
-            raise ValueError(
-                f"`dim` must be smaller than the number of nodes - 1 ({n - 1}); got {dim}"
-            )
+        if isinstance(dim, str):
+            check_option(dim, name="dim", options=("auto",))
+            # fit() then runs select_dim over these with BIC
+            self.dim = None
+            self.auto_dims = range(1, min(9, n - 1))
+            self.auto_criterion = "bic"
+        else:
+            self.dim = check_positive_int(dim, name="dim")
+            if self.dim >= n - 1:
+                raise ValueError(
+                    f"`dim` must be smaller than the number of nodes - 1 ({n - 1}); got {dim}"
+                )
         if self.adjacency.nnz == 0:
             raise ValueError("`graph` has no edges: the model has no maximum-likelihood fit")
         self.degree_heterogeneity = bool(degree_heterogeneity)
@@ -270,8 +290,8 @@ class LatentSpaceModel:
         isolated = int((self.degrees == 0).sum())
         if isolated and self.degree_heterogeneity:
             warnings.warn(
-                f"`graph` has {isolated} isolated node(s): their alpha has no finite MLE and is "
-                "driven down until the iteration stops",
+                f"`graph` has {isolated} isolated node(s): their alpha has no finite MLE; the "
+                "fit holds it at the soft bound (or drives it down, with bound=None)",
                 stacklevel=2,
             )
 
@@ -310,6 +330,7 @@ class LatentSpaceModel:
         tol: float = 1e-10,
         step: float | None = None,
         penalty: float = 1e-3,
+        bound: float | None = BOUND,
         nonedges="auto",
         random_state=None,
         progress: bool = False,
@@ -322,100 +343,84 @@ class LatentSpaceModel:
         preconditions the same ascent direction by each node's exact diagonal Hessian block in
         ``(alpha_i, z_i)``, a simultaneous (Jacobi) Newton step damped by ``step`` (start 0.5,
         grown after successes), which reaches the same maximum in far fewer iterations. Both
-        take a Newton step for ``rho``, re-impose the constraints (sum alpha = 0, centred and
-        rotated Z) without changing the logits, and halve a step that would lower the
-        likelihood. At the end ``rho`` is calibrated by root finding so that the expected edge
-        count equals the observed one (the ``rho`` score equation, met at the MLE).
+        take a damped Newton step for ``rho``, re-impose the constraints (sum alpha = 0,
+        centred and rotated Z) without changing the logits, and accept a step only when it
+        raises the penalised objective by at least 1e-4 of the first-order prediction
+        (Armijo), halving it otherwise: every accepted iterate improves on the last, so the
+        iteration cannot blow up. At the end ``rho`` is calibrated (safeguarded Newton) so that
+        the expected edge count equals the observed one (the ``rho`` score equation, met at
+        the MLE).
 
-        The ascent is on the log-likelihood minus ``penalty / 2 (|Z|_F^2 + |alpha|^2)``: the
-        authors' phase-1 ridge (1e-3), which gives every graph a finite maximum. Without it
-        (``penalty=0``) sparse graphs whose latent positions can separate the edges have no
-        MLE; the fit then stops when a node parameter passes 50 in size and warns.
+        The objective is the log-likelihood minus ``penalty / 2 (|Z|_F^2 + |alpha|^2)`` (the
+        authors' phase-1 ridge, 1e-3) minus ``1/2 sum_i [(|alpha_i| - bound)_+^2 +
+        (|z_i|^2 - bound)_+^2]``. The second term vanishes on the bounded parameter set
+        ``|alpha_i| <= bound, |z_i|^2 <= bound`` of Ma, Ma and Yuan (2020), where the theory of
+        the MLE lives, and grows outside it. It matters on sparse graphs: a low-degree node
+        whose few neighbours can be separated from its non-neighbours by a direction in latent
+        space (and an isolated node) has no finite MLE; its ``z_i`` and ``alpha_i`` run off to
+        infinity together while the likelihood creeps up. The soft bound stops them at the
+        bound's scale, leaving every other node's fit alone; nodes that end beyond it are
+        counted in a note. With ``bound=None`` and ``penalty=0`` the fit is plain maximum
+        likelihood and stops, warning, when a node parameter passes 50 in size.
 
         Parameters
         ----------
         method : {"newton", "pgd"}
         maxiter : int
-            Iteration limit; reaching it warns with ``ConvergenceWarning``.
+            Iteration limit (rejected steps count); reaching it warns with
+            ``ConvergenceWarning``.
         tol : float
-            Stop when the relative increase of the log-likelihood falls below it.
+            Stop when the relative increase of the objective falls below it.
         step : float, optional
             Initial damping (Newton) or base step eta_0 (PGD); 0.5 by default.
         penalty : float
-            Ridge weight on the node parameters (0: plain maximum likelihood).
+            Ridge weight on the node parameters (0: none).
+        bound : float or None
+            Scale of the soft bound on ``|alpha_i|`` and ``|z_i|^2`` (logit units); None: none.
         nonedges : "all", "auto" or int
             ``"all"``: the exact likelihood over all n(n-1)/2 pairs (O(n^2 r) work per
-            iteration, O(n r) memory). An int k: a case-control likelihood in which each node
-            keeps all its edges and k non-neighbours drawn uniformly with replacement, weighted
-            by (non-neighbours) / k, an unbiased estimate of each row of the likelihood at
-            O((edges + n k) r) work; the final rho calibration and reported log-likelihood are
-            still exact while n <= 20,000. ``"auto"`` (default): all pairs up to 3,000 nodes,
-            else k = 20 x (mean degree + 1).
+            iteration in a parallel numba pass, O(n r) memory). An int k: a case-control
+            likelihood: all edges, plus k non-neighbours per node drawn uniformly with
+            replacement, each drawn pair weighted by (non-neighbours of the node) / k and shared
+            by its two endpoints. It is an unbiased estimate of the full log-likelihood (and
+            its gradient) at O((edges + n k) r) work and O(n k) memory, and the ascent is exact
+            on it. The final rho calibration and the reported log-likelihood are exact while
+            n <= 20,000 (the estimates beyond). ``"auto"`` (default): all pairs up to 3,000
+            nodes, else k = 20 x (mean degree + 1).
         random_state : None, int or Generator
             Draws the case-control non-edges; the exact fit is deterministic.
         progress : bool
             Show a tqdm bar over iterations.
+
+        References
+        ----------
+        Ma, Ma and Yuan (2020). Universal latent space model fitting for large networks with
+        edge covariates. JMLR 21 (projected gradient descent on a bounded parameter set).
         """
         check_option(method, name="method", options=("newton", "pgd"))
         maxiter = check_positive_int(maxiter, name="maxiter")
         tol = check_positive(tol, name="tol")
         step = 0.5 if step is None else check_positive(step, name="step")
         penalty = check_positive(penalty, name="penalty", strict=False)
-        n, r = self.n_nodes, self.dim
-        A = self.adjacency
-        indptr = A.indptr.astype(np.int64)
-        indices = A.indices.astype(np.int64)
-        buffers = (
-            np.empty((n, r)),
-            np.empty(n),
-            np.empty(n),
-            np.empty(n),
-            np.empty((n, r + 1, r + 1)),
-        )
-
-        lam = penalty
-        ridge_alpha = lam if self.degree_heterogeneity else 0.0
-
-        sample = self._nonedge_sample(nonedges, random_state)
-
-        def evaluate(Z, alpha, rho, exact=sample is None):
-            grad_z, grad_alpha, row_llf, row_info, hess = buffers
-            if exact:
-                _kernels.pair_sums(
-                    Z, alpha, rho, indptr, indices, grad_z, grad_alpha, row_llf, row_info, hess
-                )
-            else:
-                _kernels.sampled_pair_sums(
-                    Z,
-                    alpha,
-                    rho,
-                    indptr,
-                    indices,
-                    *sample,
-                    grad_z,
-                    grad_alpha,
-                    row_llf,
-                    row_info,
-                    hess,
-                )
-            # ordered pairs count every unordered pair twice
-            llf = 0.5 * row_llf.sum()
-            hess = hess.copy()
-            hess[:, 0, 0] += ridge_alpha
-            hess[:, 1:, 1:] += lam * np.eye(r)
-            return _State(
-                Z,
-                alpha,
-                rho,
-                llf,
-                llf - 0.5 * lam * ((Z * Z).sum() + (alpha * alpha).sum()),
-                grad_z - lam * Z,
-                grad_alpha - ridge_alpha * alpha,
-                0.5 * row_info.sum(),
-                hess,
+        if bound is not None:
+            bound = check_positive(bound, name="bound")
+        if self.dim is None:
+            return self._fit_auto(
+                method=method,
+                maxiter=maxiter,
+                tol=tol,
+                step=step,
+                penalty=penalty,
+                bound=bound,
+                nonedges=nonedges,
+                random_state=random_state,
+                progress=progress,
             )
+        n, r = self.n_nodes, self.dim
+        sample = self._nonedge_sample(nonedges, random_state)
+        objective = _Objective(self, penalty, bound, sample)
 
-        state = evaluate(*self._start())
+        state = objective(*self._start())
         history = [(0, state.llf, state.objective, step)]
         converged = diverged = False
         eta = step
@@ -424,15 +429,21 @@ class LatentSpaceModel:
         while iteration < maxiter:
             iteration += 1
             bar.update(1)
-            d_alpha, d_z = self._direction(state, method, eta)
-            proposal = _centre_and_rotate(
-                state.Z + d_z,
-                state.alpha + d_alpha,
-                state.rho + 0.5 * state.grad_alpha.sum() / max(state.info, 1e-12),
-                self.degree_heterogeneity,
+            d_alpha, d_z, d_rho = self._direction(state, method, eta)
+            predicted = (
+                state.grad_alpha @ d_alpha
+                + (state.grad_z * d_z).sum()
+                + 0.5 * state.grad_alpha.sum() * d_rho
             )
-            new = evaluate(*proposal)
-            if not new.objective >= state.objective:
+            new = objective(
+                *_centre_and_rotate(
+                    state.Z + d_z,
+                    state.alpha + d_alpha,
+                    state.rho + d_rho,
+                    self.degree_heterogeneity,
+                )
+            )
+            if not new.objective >= state.objective + ARMIJO * max(predicted, 0.0):
                 eta /= 2.0
                 if eta < 1e-10:
                     converged = True  # no ascent left at machine precision
@@ -446,19 +457,34 @@ class LatentSpaceModel:
             if change < tol:
                 converged = True
                 break
-            if np.abs(state.alpha).max() > DIVERGENCE or np.abs(state.Z).max() > DIVERGENCE:
+            if bound is None and (
+                np.abs(state.alpha).max() > DIVERGENCE or np.abs(state.Z).max() > DIVERGENCE
+            ):
                 diverged = True
                 break
         bar.close()
-        rho = self._calibrate_rho(state.Z, state.alpha, state.rho)
-        final = evaluate(state.Z, state.alpha, rho, exact=sample is None or n <= EXACT_LIMIT)
-        notes = ()
+        exact_end = sample is None or n <= EXACT_LIMIT
+        rho = self._calibrate_rho(state.Z, state.alpha, state.rho, None if exact_end else sample)
+        final = objective(state.Z, state.alpha, rho, exact=exact_end)
+        notes = []
         if sample is not None:
-            notes = (
-                f"Case-control likelihood: all edges and {len(sample[1]) // n} sampled "
-                "non-edges per node"
-                + ("." if n <= EXACT_LIMIT else "; the log-likelihood shown is that estimate."),
+            notes.append(
+                f"Case-control likelihood: all edges and {sample.per_node} sampled non-edges per "
+                "node" + ("." if exact_end else "; the log-likelihood shown is that estimate.")
             )
+        if bound is not None:
+            beyond = int(
+                (
+                    (np.abs(final.alpha) > bound)
+                    | (np.einsum("ij,ij->i", final.Z, final.Z) > bound)
+                ).sum()
+            )
+            if beyond:
+                notes.append(
+                    f"{beyond} node(s) end beyond the soft bound {bound:g} on |alpha_i| or "
+                    "|z_i|^2: isolated nodes or nodes whose neighbours are separable in latent "
+                    "space, which have no finite MLE."
+                )
         if diverged:
             warnings.warn(
                 f"LatentSpaceModel: node parameters diverge (beyond {DIVERGENCE:g} in size) after "
@@ -479,9 +505,9 @@ class LatentSpaceModel:
             method=f"Latent space model (dim={r}, {method})",
             nobs=n,
             model=self,
-            converged=converged,
+            converged=converged and not diverged,
             n_iter=iteration,
-            notes=notes,
+            notes=tuple(notes),
             embeddings=pd.DataFrame(final.Z, index=labels, columns=[f"z{k + 1}" for k in range(r)]),
             alpha=pd.Series(final.alpha, index=labels, name="alpha"),
             rho=rho,
@@ -492,34 +518,104 @@ class LatentSpaceModel:
             degree_heterogeneity=self.degree_heterogeneity,
         )
 
+    def select_dim(
+        self, dims=range(1, 9), criterion: str = "bic", **fit_options
+    ) -> DimensionSelection:
+        """Fit each latent dimension in ``dims`` and choose the one minimising AIC or BIC.
+
+        The SyNGLER authors fit r = 2..6 on real data and take r = 6 without a criterion; this
+        selects r by an information criterion of the fitted model: ``-2 llf + k df`` with ``df``
+        the free parameters (:attr:`LatentSpaceResults.df_model`, growing by about n per
+        dimension) and ``k = 2`` (AIC) or ``log(n)`` (BIC, with the number of nodes as the
+        sample size: each node's parameters are estimated from its own n - 1 pairs, so
+        ``log(n)`` is the per-parameter sample size; ``log(n(n-1)/2)`` would double the
+        penalty and favour too few dimensions). Dimensions that do not fit the graph (r >=
+        n - 1) are dropped.
+
+        Parameters
+        ----------
+        dims : iterable of int
+            Candidate dimensions (default 1..8).
+        criterion : {"bic", "aic"}
+        **fit_options
+            Passed to :meth:`fit` (the same for every dimension; with case-control non-edges
+            pass an int ``random_state`` so that every dimension sees the same sample).
+
+        Returns
+        -------
+        DimensionSelection
+            ``.dim`` the chosen dimension, ``.table`` (``dim, loglik, df, aic, bic,
+            converged, n_iter, selected``), ``.fits`` the fitted results by dimension.
+        """
+        check_option(criterion, name="criterion", options=("bic", "aic"))
+        try:
+            candidates = sorted({int(d) for d in dims})
+        except (TypeError, ValueError):
+            raise TypeError(f"`dims` must be an iterable of ints; got {dims!r}") from None
+        candidates = [d for d in candidates if d < self.n_nodes - 1]
+        if not candidates or candidates[0] < 1:
+            raise ValueError(
+                f"`dims` must hold positive ints below the number of nodes - 1 "
+                f"({self.n_nodes - 1}); got {list(dims)!r}"
+            )
+        fits, rows = {}, []
+        for d in candidates:
+            model = LatentSpaceModel.__new__(LatentSpaceModel)
+            model.__dict__.update(self.__dict__)
+            model.dim = d
+            res = model.fit(**fit_options)
+            fits[d] = res
+            rows.append(
+                {
+                    "dim": d,
+                    "loglik": res.llf,
+                    "df": res.df_model,
+                    "aic": res.aic,
+                    "bic": -2.0 * res.llf + res.df_model * np.log(self.n_nodes),
+                    "converged": res.converged,
+                    "n_iter": res.n_iter,
+                }
+            )
+        table = pd.DataFrame(rows)
+        best = int(table.loc[table[criterion].idxmin(), "dim"])
+        table["selected"] = table["dim"] == best
+        return DimensionSelection(dim=best, criterion=criterion, table=table, fits=fits)
+
+    def _fit_auto(self, **options):
+        selection = self.select_dim(self.auto_dims, criterion=self.auto_criterion, **options)
+        res = selection.fits[selection.dim]
+        note = (
+            f"Latent dimension {selection.dim} chosen by {selection.criterion.upper()} among "
+            f"{list(selection.table['dim'])}."
+        )
+        return dataclasses.replace(res, notes=res.notes + (note,), dim_selection=selection.table)
+
     def _nonedge_sample(self, nonedges, random_state):
-        """CSR-like arrays of sampled non-neighbours per node and their weights, or None."""
+        """The case-control sample of non-edges, or None for the exact likelihood."""
         n = self.n_nodes
-        if nonedges == "auto":
-            nonedges = "all" if n <= 3000 else int(20 * (self.degrees.mean() + 1))
         if isinstance(nonedges, str):
             check_option(nonedges, name="nonedges", options=("all", "auto"))
-            return None
-        k = check_positive_int(nonedges, name="nonedges")
+            if nonedges == "all" or n <= AUTO_EXACT:
+                return None
+            k = int(20 * (self.degrees.mean() + 1))
+        else:
+            k = check_positive_int(nonedges, name="nonedges")
         if k >= n - 1:
             return None
         rng = check_random_state(random_state)
         A = self.adjacency
-        draws = np.empty(n * k, dtype=np.int64)
-        for i in range(n):
-            neighbours = A.indices[A.indptr[i] : A.indptr[i + 1]]
-            chosen = np.empty(0, dtype=np.int64)
-            while len(chosen) < k:
-                cand = rng.integers(0, n, size=2 * k)
-                keep = (cand != i) & ~np.isin(cand, neighbours, assume_unique=False)
-                chosen = np.concatenate([chosen, cand[keep]])
-            draws[i * k : (i + 1) * k] = chosen[:k]
+        indptr = A.indptr.astype(np.int64)
+        indices = A.indices.astype(np.int64)
+        draws = _kernels.draw_nonneighbours(
+            indptr, indices, k, rng.random(n * k), np.empty(n * k, dtype=np.int64)
+        )
         ptr = np.arange(0, n * k + 1, k, dtype=np.int64)
+        in_ptr, in_idx = _kernels.incoming(draws, k, n)
         weights = (n - 1 - self.degrees) / k
-        return ptr, draws, weights.astype(np.float64)
+        return _Sample(ptr, draws, in_ptr, in_idx, weights.astype(np.float64), k)
 
     def _direction(self, state, method, eta):
-        """Ascent step (d_alpha, d_z) for every node."""
+        """Ascent step (d_alpha, d_z, d_rho)."""
         n, r = self.n_nodes, self.dim
         if method == "pgd":
             d_alpha = 2.0 * eta / (2.0 * n) * state.grad_alpha
@@ -537,23 +633,182 @@ class LatentSpaceModel:
                     ..., 0
                 ]
             )
+            # a trust region per node: a node with a nearly flat likelihood (few edges, or
+            # edges separable in latent space) would otherwise ask for a huge Newton step and,
+            # through the one step size shared by all, stall every other node
+            size = np.linalg.norm(delta, axis=1)
+            delta *= np.minimum(1.0, eta * MAX_NODE_STEP / np.maximum(size, 1e-300))[:, None]
             if not self.degree_heterogeneity:
                 delta = np.column_stack([np.zeros(n), delta])
             d_alpha, d_z = delta[:, 0], delta[:, 1:]
+            # the common level of alpha is rho's: each Jacobi step assumes the other nodes fixed
+            # and would move the level twice over
+            d_alpha = d_alpha - d_alpha.mean()
         if not self.degree_heterogeneity:
             d_alpha = np.zeros(n)
-        return d_alpha, d_z
+        d_rho = min(eta, 1.0) * 0.5 * state.grad_alpha.sum() / max(state.info, 1e-12)
+        return d_alpha, d_z, d_rho
 
-    def _calibrate_rho(self, Z, alpha, rho) -> float:
-        n = self.n_nodes
-        density = self.n_edges / (n * (n - 1) / 2)
+    def _calibrate_rho(self, Z, alpha, rho, sample=None) -> float:
+        """The rho at which the expected edge count equals the observed one.
 
-        def gap(value):
-            return _kernels.mean_probability(Z, alpha, value) - density
+        Newton on log E(rho) = log m (E increasing, d log E / d rho in (0, 1]), kept inside a
+        bracket that every step narrows; E is exact (one O(n^2 r) pass per step) or, with a
+        ``sample``, its case-control estimate.
+        """
+        A = self.adjacency
+        indptr, indices = A.indptr.astype(np.int64), A.indices.astype(np.int64)
+        target = np.log(self.n_edges)
 
-        low, high = rho - 5.0, rho + 5.0
-        while gap(low) > 0:
-            low -= 5.0
-        while gap(high) < 0:
-            high += 5.0
-        return float(optimize.brentq(gap, low, high, xtol=1e-12))
+        def moments(value):
+            if sample is None:
+                return _kernels.pair_moments(Z, alpha, value)
+            return _kernels.sampled_moments(
+                Z, alpha, value, indptr, indices, sample.ptr, sample.idx, sample.weights
+            )
+
+        low, high = -np.inf, np.inf
+        for _ in range(200):
+            first, second = moments(rho)
+            gap = np.log(first) - target
+            if abs(gap) < 1e-13:
+                break
+            if gap > 0:
+                high = min(high, rho)
+            else:
+                low = max(low, rho)
+            proposal = rho - gap * first / max(second, 1e-300)
+            if not low < proposal < high:
+                if np.isfinite(low) and np.isfinite(high):
+                    proposal = 0.5 * (low + high)
+                else:
+                    proposal = rho - np.sign(gap) * 5.0
+            if proposal == rho:
+                break
+            rho = proposal
+        return float(rho)
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """The case-control non-edges: own draws (CSR), who drew whom, per-node weights."""
+
+    ptr: np.ndarray
+    idx: np.ndarray
+    in_ptr: np.ndarray
+    in_idx: np.ndarray
+    weights: np.ndarray
+    per_node: int
+
+
+class _Objective:
+    """Penalised (exact or case-control) log-likelihood with its per-node derivatives."""
+
+    def __init__(self, model, penalty, bound, sample):
+        n, r = model.n_nodes, model.dim
+        A = model.adjacency
+        self.indptr = A.indptr.astype(np.int64)
+        self.indices = A.indices.astype(np.int64)
+        self.sample = sample
+        self.penalty = penalty
+        self.bound = bound
+        self.ridge_alpha = penalty if model.degree_heterogeneity else 0.0
+        self.bound_alpha = model.degree_heterogeneity
+        self.buffers = (
+            np.empty((n, r)),
+            np.empty(n),
+            np.empty(n),
+            np.empty(n),
+            np.empty((n, r + 1, r + 1)),
+        )
+
+    def __call__(self, Z, alpha, rho, exact=None):
+        exact = self.sample is None if exact is None else exact
+        grad_z, grad_alpha, row_llf, row_info, hess = self.buffers
+        if exact:
+            _kernels.pair_sums(
+                Z,
+                alpha,
+                rho,
+                self.indptr,
+                self.indices,
+                grad_z,
+                grad_alpha,
+                row_llf,
+                row_info,
+                hess,
+            )
+        else:
+            s = self.sample
+            _kernels.sampled_pair_sums(
+                Z,
+                alpha,
+                rho,
+                self.indptr,
+                self.indices,
+                s.ptr,
+                s.idx,
+                s.in_ptr,
+                s.in_idx,
+                s.weights,
+                grad_z,
+                grad_alpha,
+                row_llf,
+                row_info,
+                hess,
+            )
+        r = Z.shape[1]
+        # ordered pairs count every unordered pair twice
+        llf = 0.5 * row_llf.sum()
+        lam = self.penalty
+        hess = hess.copy()
+        hess[:, 0, 0] += self.ridge_alpha
+        hess[:, 1:, 1:] += lam * np.eye(r)
+        g_z = grad_z - lam * Z
+        g_alpha = grad_alpha - self.ridge_alpha * alpha
+        penalised = llf - 0.5 * lam * ((Z * Z).sum() + (alpha * alpha).sum())
+        if self.bound is not None:
+            norms = np.einsum("ij,ij->i", Z, Z)
+            over_z = np.clip(norms - self.bound, 0.0, None)
+            penalised -= 0.5 * (over_z * over_z).sum()
+            g_z = g_z - 2.0 * over_z[:, None] * Z
+            outside = over_z > 0
+            hess[:, 1:, 1:] += 2.0 * over_z[:, None, None] * np.eye(r)
+            hess[outside, 1:, 1:] += 4.0 * np.einsum("ij,ik->ijk", Z[outside], Z[outside])
+            if self.bound_alpha:
+                over_a = np.clip(np.abs(alpha) - self.bound, 0.0, None)
+                penalised -= 0.5 * (over_a * over_a).sum()
+                g_alpha = g_alpha - over_a * np.sign(alpha)
+                hess[:, 0, 0] += over_a > 0
+        return _State(Z, alpha, rho, llf, penalised, g_z, g_alpha, 0.5 * row_info.sum(), hess)
+
+
+@dataclass(frozen=True, repr=False)
+class DimensionSelection:
+    """The outcome of :meth:`LatentSpaceModel.select_dim`.
+
+    Attributes
+    ----------
+    dim : int
+        The chosen latent dimension.
+    criterion : str
+        ``"bic"`` or ``"aic"``.
+    table : DataFrame
+        One row per candidate: ``dim, loglik, df, aic, bic, converged, n_iter, selected``.
+    fits : dict
+        The :class:`LatentSpaceResults` by dimension.
+    """
+
+    dim: int
+    criterion: str
+    table: pd.DataFrame
+    fits: dict
+
+    def tidy(self) -> pd.DataFrame:
+        return self.table.copy()
+
+    def __repr__(self) -> str:
+        return (
+            f"DimensionSelection(dim={self.dim}, criterion={self.criterion!r}, "
+            f"candidates={list(self.table['dim'])})"
+        )

@@ -13,13 +13,17 @@ from statcore._validation import (
     check_positive,
     check_positive_int,
     check_random_state,
+    describe,
 )
+from statcore.network.diffusion import ForestFlow, ForestFlowResults
 from statcore.network.graph import to_networkx
 from statcore.network.latent import LatentSpaceModel, LatentSpaceResults, _plot_positions
 from statcore.network.sampling import sample_edge_arrays
 from statcore.results import Results, Summary
 
-GENERATORS = ("resample", "kde")
+GENERATORS = ("resample", "kde", "diffusion")
+# ForestFlow.fit options that SyNGLER.fit passes through (random_state comes from fit itself)
+DIFFUSION_OPTIONS = tuple(name for name in ForestFlow.fit.__kwdefaults__ if name != "random_state")
 
 
 def silverman_bandwidth(n: int, d: int) -> float:
@@ -36,17 +40,22 @@ class SynglerResults(Results):
     latent : LatentSpaceResults
         The stage-1 fit.
     generator : str
-        ``"resample"`` (SyNG-R: joint rows of (z_i, alpha_i) drawn with replacement) or ``"kde"``
-        (a Gaussian-kernel smoothed bootstrap: SyNG-R plus N(0, h^2 S) noise with S the
-        covariance of the node parameters and h Silverman's bandwidth; the lightweight
-        stand-in for the paper's tree-based diffusion generator, named as such).
+        ``"resample"`` (SyNG-R: joint rows of (z_i, alpha_i) drawn with replacement),
+        ``"diffusion"`` (SyNG-D: tree-based flow matching fitted to the rows, see
+        :class:`statcore.network.diffusion.ForestFlow`) or ``"kde"`` (a Gaussian-kernel smoothed
+        bootstrap: SyNG-R plus N(0, h^2 S) noise with S the covariance of the node parameters
+        and h Silverman's bandwidth; a cheap smooth alternative).
     bandwidth : float
-        h of the ``"kde"`` generator (0 for ``"resample"``).
+        h of the ``"kde"`` generator (0 otherwise).
+    diffusion : ForestFlowResults or None
+        The fitted SyNG-D generator (``"diffusion"`` only); its ``tidy()`` reports the
+        velocity fit per noise level.
     """
 
     latent: LatentSpaceResults
     generator: str
     bandwidth: float = 0.0
+    diffusion: ForestFlowResults | None = None
     _node_table: np.ndarray = field(repr=False)
     _scale: np.ndarray = field(repr=False)
 
@@ -56,8 +65,11 @@ class SynglerResults(Results):
 
     def sample_parameters(self, n_nodes: int, rng: np.random.Generator):
         """Node parameters (Z, alpha) of one synthetic graph with ``n_nodes`` nodes."""
-        table = self._node_table
-        rows = table[rng.integers(0, len(table), size=n_nodes)]
+        if self.generator == "diffusion":
+            rows = self.diffusion.sample(n_nodes, random_state=rng)
+        else:
+            table = self._node_table
+            rows = table[rng.integers(0, len(table), size=n_nodes)]
         if self.generator == "kde":
             rows = rows + self.bandwidth * rng.standard_normal(rows.shape) @ self._scale.T
         dim = self.latent.dim
@@ -77,7 +89,7 @@ class SynglerResults(Results):
         random_state : None, int or Generator
             Graph k uses the k-th stream spawned from it, so a graph does not depend on how many
             were asked for.
-        method : {"auto", "envelope", "dense"}
+        method : {"auto", "envelope", "blocks", "dense"}
             Edge sampler (see ``statcore.network.sampling.sample_edge_arrays``).
 
         Returns
@@ -92,7 +104,7 @@ class SynglerResults(Results):
             else check_positive_int(n_nodes, name="n_nodes", minimum=2)
         )
         n_graphs = check_positive_int(n_graphs, name="n_graphs")
-        check_option(method, name="method", options=("auto", "envelope", "dense"))
+        check_option(method, name="method", options=("auto", "envelope", "blocks", "dense"))
         seed = np.random.SeedSequence(check_random_state(random_state).integers(2**63))
         graphs = []
         for stream in seed.spawn(n_graphs):
@@ -109,6 +121,9 @@ class SynglerResults(Results):
         row["method"] = self.method
         row["generator"] = self.generator
         row["bandwidth"] = self.bandwidth
+        if self.diffusion is not None:
+            row["n_t"] = self.diffusion.n_t
+            row["duplicate_K"] = self.diffusion.duplicate_K
         return row
 
     def tidy(self) -> pd.DataFrame:
@@ -137,16 +152,20 @@ class SyNGLER:
     graph : networkx.Graph, scipy.sparse matrix or square array
     dim : int
         Latent dimension.
-    generator : {"resample", "kde"}
-        SyNG-R (the paper's bootstrap of joint node rows) or a Gaussian-kernel smoothed
-        bootstrap. The paper's SyNG-D (tree-based diffusion, ForestDiffusion with XGBoost) is
-        not provided.
+    generator : {"resample", "diffusion", "kde"}
+        SyNG-R (the paper's bootstrap of joint node rows), SyNG-D (the paper's tree-based
+        generative model over the rows; here ForestFlow, the flow-matching variant of
+        ForestDiffusion, with scikit-learn gradient-boosted trees: :class:`ForestFlow`) or a
+        Gaussian-kernel smoothed bootstrap.
     degree_heterogeneity : bool
 
     References
     ----------
     Jiang, F. et al. (2026). SyNGLER: Synthetic network generation via latent embedding
     reconstruction. ICML 2026.
+
+    Jolicoeur-Martineau, A., Fatras, K. and Kachman, T. (2024). Generating and imputing tabular
+    data via diffusion and flow-based gradient-boosted trees. AISTATS 2024.
     """
 
     def __init__(
@@ -166,21 +185,42 @@ class SyNGLER:
         step: float | None = None,
         penalty: float = 1e-3,
         bandwidth: float | None = None,
+        diffusion_options: dict | None = None,
         random_state=None,
         progress: bool = False,
     ) -> SynglerResults:
         """Fit stage 1 and the generator.
 
         ``bandwidth`` scales the ``"kde"`` kernel (default Silverman's rule on r + 1
-        dimensions); the other options go to :meth:`LatentSpaceModel.fit`.
+        dimensions). ``diffusion_options`` (``"diffusion"`` only) is a dict of
+        :meth:`ForestFlow.fit` options (``n_t``, ``duplicate_K``, ``n_estimators``,
+        ``learning_rate``, ``max_depth``, ...; defaults are the authors' SyNG-D settings, 50
+        levels and 100 noise copies, which take minutes on thousands of nodes; ``n_t=10,
+        duplicate_K=10`` is a fast start). ``random_state`` feeds stage 1 first and the
+        generator's fit after it. The other options go to :meth:`LatentSpaceModel.fit`.
         """
+        if diffusion_options is not None:
+            if self.generator != "diffusion":
+                raise ValueError(
+                    "`diffusion_options` applies to generator='diffusion' only; "
+                    f"this SyNGLER has generator={self.generator!r}"
+                )
+            if not isinstance(diffusion_options, dict):
+                raise TypeError(
+                    f"`diffusion_options` must be a dict; got {describe(diffusion_options)}"
+                )
+            unknown = sorted(set(diffusion_options) - set(DIFFUSION_OPTIONS))
+            if unknown:
+                shown = ", ".join(repr(k) for k in DIFFUSION_OPTIONS)
+                raise ValueError(f"`diffusion_options` keys must be among {shown}; got {unknown}")
+        rng = check_random_state(random_state)
         latent = self.latent_model.fit(
             method=method,
             maxiter=maxiter,
             tol=tol,
             step=step,
             penalty=penalty,
-            random_state=random_state,
+            random_state=rng,
             progress=progress,
         )
         table = np.column_stack([latent.embeddings.to_numpy(), latent.alpha.to_numpy()])
@@ -199,6 +239,12 @@ class SyNGLER:
             scale = eigvec * np.sqrt(np.clip(eigval, 0.0, None))
         else:
             h, scale = 0.0, np.zeros((table.shape[1], table.shape[1]))
+        diffusion = None
+        if self.generator == "diffusion":
+            columns = [*latent.embeddings.columns, "alpha"]
+            diffusion = ForestFlow(pd.DataFrame(table, columns=columns)).fit(
+                **(diffusion_options or {}), random_state=rng
+            )
         return SynglerResults(
             method=f"SyNGLER ({self.generator}, dim={latent.dim})",
             nobs=latent.nobs,
@@ -208,6 +254,7 @@ class SyNGLER:
             latent=latent,
             generator=self.generator,
             bandwidth=h,
+            diffusion=diffusion,
             _node_table=table,
             _scale=scale,
         )

@@ -210,10 +210,17 @@ def test_separated_graph_warns():
     graph = sample_latent_graph(Z, alpha, rho, random_state=4)
     model = LatentSpaceModel(graph, dim=2)
     with pytest.warns(ConvergenceWarning, match="no finite maximum"):
-        res = model.fit(penalty=0.0)
+        res = model.fit(penalty=0.0, bound=None)
     assert res.converged is False
     # a ridge on the node parameters gives it a finite maximum
-    assert model.fit(penalty=0.1).converged
+    assert model.fit(penalty=0.1, bound=None).converged
+    # so does the default soft bound: the separated nodes stop near it instead of running off
+    bounded = model.fit(penalty=0.0)
+    Zb, ab, _ = bounded._arrays()
+    assert bounded.converged
+    # the soft penalty grows quadratically past the bound (20): twice it is never reached
+    assert np.abs(ab).max() < 40 and np.einsum("ij,ij->i", Zb, Zb).max() < 40
+    assert "soft bound" in bounded.notes[-1]
 
 
 def test_case_control_fit_is_close_to_the_exact_fit():

@@ -125,8 +125,8 @@ def test_sample_options_and_errors(simulated):
     assert sorted(a[0].edges()) == sorted(b[0].edges())
     with pytest.raises(ValueError, match="`method` must be one of"):
         fit.sample(method="fast")
-    with pytest.raises(ValueError, match="`generator` must be one of 'resample', 'kde'"):
-        SyNGLER(nx.karate_club_graph(), generator="diffusion")
+    with pytest.raises(ValueError, match="`generator` must be one of 'resample', 'kde', 'diffusion'"):
+        SyNGLER(nx.karate_club_graph(), generator="gan")
     assert "SyNGLER (resample, dim=2)" in fit.summary().as_text()
     assert fit.glance().loc[0, "generator"] == "resample"
 
