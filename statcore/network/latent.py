@@ -5,6 +5,7 @@ P_ij = sigmoid(alpha_i + alpha_j + z_i'z_j + rho) for i < j, edges independent g
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import warnings
 from dataclasses import dataclass, field
@@ -117,8 +118,14 @@ class LatentSpaceResults(Results):
 
     @property
     def bic(self) -> float:
-        """With the number of node pairs as the sample size."""
-        return -2.0 * self.llf + self.df_model * np.log(self.n_pairs)
+        """With the number of nodes as the sample size.
+
+        Each node's parameters are estimated from its own n - 1 pairs, so ``log(n)`` is the
+        per-parameter sample size; ``log(n(n-1)/2)`` would double the penalty and, measured on
+        simulated graphs, choose too few latent dimensions (see
+        :meth:`LatentSpaceModel.select_dim`).
+        """
+        return -2.0 * self.llf + self.df_model * np.log(self.nobs)
 
     def _arrays(self):
         Z = np.ascontiguousarray(self.embeddings.to_numpy(dtype=float))
@@ -527,10 +534,8 @@ class LatentSpaceModel:
         selects r by an information criterion of the fitted model: ``-2 llf + k df`` with ``df``
         the free parameters (:attr:`LatentSpaceResults.df_model`, growing by about n per
         dimension) and ``k = 2`` (AIC) or ``log(n)`` (BIC, with the number of nodes as the
-        sample size: each node's parameters are estimated from its own n - 1 pairs, so
-        ``log(n)`` is the per-parameter sample size; ``log(n(n-1)/2)`` would double the
-        penalty and favour too few dimensions). Dimensions that do not fit the graph (r >=
-        n - 1) are dropped.
+        sample size, as :attr:`LatentSpaceResults.bic`). Dimensions that do not fit the graph
+        (r >= n - 1) are dropped.
 
         Parameters
         ----------
@@ -560,8 +565,7 @@ class LatentSpaceModel:
             )
         fits, rows = {}, []
         for d in candidates:
-            model = LatentSpaceModel.__new__(LatentSpaceModel)
-            model.__dict__.update(self.__dict__)
+            model = copy.copy(self)
             model.dim = d
             res = model.fit(**fit_options)
             fits[d] = res
@@ -571,7 +575,7 @@ class LatentSpaceModel:
                     "loglik": res.llf,
                     "df": res.df_model,
                     "aic": res.aic,
-                    "bic": -2.0 * res.llf + res.df_model * np.log(self.n_nodes),
+                    "bic": res.bic,
                     "converged": res.converged,
                     "n_iter": res.n_iter,
                 }

@@ -17,7 +17,12 @@ from statcore._validation import (
 )
 from statcore.network.diffusion import ForestFlow, ForestFlowResults
 from statcore.network.graph import to_networkx
-from statcore.network.latent import LatentSpaceModel, LatentSpaceResults, _plot_positions
+from statcore.network.latent import (
+    BOUND,
+    LatentSpaceModel,
+    LatentSpaceResults,
+    _plot_positions,
+)
 from statcore.network.sampling import sample_edge_arrays
 from statcore.results import Results, Summary
 
@@ -184,6 +189,8 @@ class SyNGLER:
         tol: float = 1e-10,
         step: float | None = None,
         penalty: float = 1e-3,
+        bound: float | None = BOUND,
+        nonedges="auto",
         bandwidth: float | None = None,
         diffusion_options: dict | None = None,
         random_state=None,
@@ -220,6 +227,8 @@ class SyNGLER:
             tol=tol,
             step=step,
             penalty=penalty,
+            bound=bound,
+            nonedges=nonedges,
             random_state=rng,
             progress=progress,
         )

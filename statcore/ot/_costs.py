@@ -127,10 +127,7 @@ class PointCost:
         ax, ayt, acode = (self.x, self.yt, 0) if aux is None else (aux.x, aux.yt, aux.code)
         _kernels.plan_points(self.x, self.yt, self.code, ax, ayt, acode, aux is not None,
                              fa, gb, eps, sums, cols, plan, want_plan)
-        total = cols[0].copy()
-        for row in cols[1:]:
-            total += row
-        return sums, total, plan if want_plan else None
+        return sums, cols.sum(axis=0), plan if want_plan else None
 
     def max_cost(self) -> float:
         # the cost between opposite corners of the common bounding box bounds every pair's cost

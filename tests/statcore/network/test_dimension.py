@@ -48,8 +48,11 @@ def test_auto_dimension_and_bad_input():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         res = model.fit(maxiter=300)
-    assert res.dim in (1, 2, 3) and "chosen by BIC" in res.notes[-1]
-    assert res.dim_selection is not None and res.dim_selection["selected"].sum() == 1
+    table = res.dim_selection
+    assert "chosen by BIC" in res.notes[-1] and table["selected"].sum() == 1
+    # the returned fit is the candidate of smallest BIC, and its own bic is the table's
+    assert res.dim == table.loc[table["bic"].idxmin(), "dim"]
+    assert res.bic == pytest.approx(table["bic"].min(), rel=1e-12)
     with pytest.raises(ValueError, match="`dim` must be one of 'auto'"):
         LatentSpaceModel(graph, dim="best")
     with pytest.raises(ValueError, match="`criterion` must be one of"):

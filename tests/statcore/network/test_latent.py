@@ -141,7 +141,7 @@ def test_results_objects(small_graph):
     assert glance.loc[0, "edges"] == graph.number_of_edges()
     # k = (n - 1) alphas + (n r - r - r(r-1)/2) positions + rho
     assert res.df_model == (n - 1) + (2 * n - 2 - 1) + 1
-    assert res.bic == pytest.approx(-2 * res.llf + res.df_model * np.log(n * (n - 1) / 2))
+    assert res.bic == pytest.approx(-2 * res.llf + res.df_model * np.log(n))
     full = res.edge_probabilities()
     assert full.shape == (n, n) and np.all(np.diag(full.to_numpy()) == 0)
     pairs = res.edge_probabilities([0, 1], [2, 3])
