@@ -7,11 +7,13 @@ from statcore._numba import njit
 
 
 @njit(inline="always")
-def _log1p_exp(x):
-    # log(1 + e^x) without overflow: fitted logits beyond +-15 occur on real networks
-    if x > 0:
-        return x + np.log1p(np.exp(-x))
-    return np.log1p(np.exp(x))
+def _sigmoid_and_log1p_exp(x):
+    # sigmoid(x) and log(1 + e^x) from one exp, without overflow: fitted logits beyond +-15
+    # occur on real networks, and the exp is most of a likelihood pair's cost
+    e = np.exp(-abs(x))
+    if x >= 0:
+        return 1.0 / (1.0 + e), x + np.log1p(e)
+    return e / (1.0 + e), np.log1p(e)
 
 
 @njit(inline="always")
@@ -55,10 +57,10 @@ def pair_sums(Z, alpha, rho, indptr, indices, grad_z, grad_alpha, row_llf, row_i
             theta = alpha[i] + alpha[j] + rho
             for k in range(r):
                 theta += Z[i, k] * Z[j, k]
-            p = _sigmoid(theta)
+            p, softplus = _sigmoid_and_log1p_exp(theta)
             resid = a - p
             g_alpha += resid
-            llf += a * theta - _log1p_exp(theta)
+            llf += a * theta - softplus
             w = p * (1.0 - p)
             info += w
             hess[i, 0, 0] += w
@@ -196,11 +198,11 @@ def _add_pair(i, j, a, weight, Z, alpha, rho, grad_z, hess, totals):
     theta = alpha[i] + alpha[j] + rho
     for k in range(r):
         theta += Z[i, k] * Z[j, k]
-    p = _sigmoid(theta)
+    p, softplus = _sigmoid_and_log1p_exp(theta)
     resid = weight * (a - p)
     w = weight * p * (1.0 - p)
     totals[0] += resid
-    totals[1] += weight * (a * theta - _log1p_exp(theta))
+    totals[1] += weight * (a * theta - softplus)
     totals[2] += w
     hess[i, 0, 0] += w
     for k in range(r):

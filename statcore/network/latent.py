@@ -43,6 +43,9 @@ AUTO_EXACT = 3000
 BOUND = 20.0
 # largest Newton move of one node's (alpha_i, z_i) per unit step size (logit units)
 MAX_NODE_STEP = 1.0
+# default relative-objective tolerances: the case-control objective is itself an estimate, and
+# iterating past 1e-8 only fits its sampling noise (see `fit`)
+TOL_EXACT, TOL_SAMPLED = 1e-10, 1e-8
 # Armijo constant: an accepted step gains at least this share of its first-order prediction
 ARMIJO = 1e-4
 
@@ -334,7 +337,7 @@ class LatentSpaceModel:
         *,
         method: str = "newton",
         maxiter: int = 1000,
-        tol: float = 1e-10,
+        tol: float | None = None,
         step: float | None = None,
         penalty: float = 1e-3,
         bound: float | None = BOUND,
@@ -376,8 +379,12 @@ class LatentSpaceModel:
         maxiter : int
             Iteration limit (rejected steps count); reaching it warns with
             ``ConvergenceWarning``.
-        tol : float
-            Stop when the relative increase of the objective falls below it.
+        tol : float, optional
+            Stop when the relative increase of the objective falls below it. Default 1e-10
+            for the exact likelihood and 1e-8 for the case-control one, whose optimum carries
+            its sampling noise: on the 10,000-node benchmark graph tol = 1e-6, 1e-8 and 1e-10
+            give the same logit accuracy (correlation with the truth 0.747, 0.747, 0.746) at
+            28, 55 and 305 iterations.
         step : float, optional
             Initial damping (Newton) or base step eta_0 (PGD); 0.5 by default.
         penalty : float
@@ -406,7 +413,8 @@ class LatentSpaceModel:
         """
         check_option(method, name="method", options=("newton", "pgd"))
         maxiter = check_positive_int(maxiter, name="maxiter")
-        tol = check_positive(tol, name="tol")
+        if tol is not None:
+            tol = check_positive(tol, name="tol")
         step = 0.5 if step is None else check_positive(step, name="step")
         penalty = check_positive(penalty, name="penalty", strict=False)
         if bound is not None:
@@ -425,6 +433,8 @@ class LatentSpaceModel:
             )
         n, r = self.n_nodes, self.dim
         sample = self._nonedge_sample(nonedges, random_state)
+        if tol is None:
+            tol = TOL_EXACT if sample is None else TOL_SAMPLED
         objective = _Objective(self, penalty, bound, sample)
 
         state = objective(*self._start())

@@ -186,7 +186,7 @@ class SyNGLER:
         *,
         method: str = "newton",
         maxiter: int = 1000,
-        tol: float = 1e-10,
+        tol: float | None = None,
         step: float | None = None,
         penalty: float = 1e-3,
         bound: float | None = BOUND,
