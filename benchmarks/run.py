@@ -86,22 +86,27 @@ def _field(case, key: str, default=_REQUIRED):
 
 
 def best_time(timers: list[timeit.Timer], repeat: int, min_time: float) -> list[float]:
-    """Best seconds per call of each timer, measured in alternation."""
-    numbers = [_loop_count(timer, min_time) for timer in timers]
-    best = [float("inf")] * len(timers)
-    for _ in range(repeat):
+    """Best seconds per call of each timer: the calibration run, then ``repeat - 1``
+    measurements in alternation."""
+    calibrations = [_loop_count(timer, min_time) for timer in timers]
+    numbers = [number for number, _ in calibrations]
+    best = [seconds / number for number, seconds in calibrations]
+    for _ in range(repeat - 1):
         for i, (timer, number) in enumerate(zip(timers, numbers, strict=True)):
             best[i] = min(best[i], timer.timeit(number) / number)
     return best
 
 
-def _loop_count(timer: timeit.Timer, min_time: float) -> int:
-    """The first of 1, 2, 5, 10, 20, 50, ... calls that last at least ``min_time`` seconds."""
+def _loop_count(timer: timeit.Timer, min_time: float) -> tuple[int, float]:
+    """The first of 1, 2, 5, 10, 20, 50, ... calls that last at least ``min_time`` seconds,
+    and the seconds they lasted (a measurement like any other: a case whose one call runs for
+    minutes is not run again to be measured)."""
     number = 1
     while True:
         for count in (number, 2 * number, 5 * number):
-            if timer.timeit(count) >= min_time:
-                return count
+            seconds = timer.timeit(count)
+            if seconds >= min_time:
+                return count, seconds
         number *= 10
 
 

@@ -86,3 +86,29 @@ def test_no_cases_is_an_error(tmp_path):
     run = _run(tmp_path)
     assert run.returncode == 1
     assert "no benchmark cases found" in run.stderr
+
+
+class _CountingTimer:
+    """A stand-in for ``timeit.Timer``: each call 'lasts' ``seconds``, and calls are counted."""
+
+    def __init__(self, seconds):
+        self.seconds, self.runs = seconds, []
+
+    def timeit(self, number):
+        self.runs.append(number)
+        return self.seconds * number
+
+
+def test_calibration_run_is_the_first_measurement():
+    sys.path.insert(0, str(RUNNER.parent))
+    try:
+        import run
+    finally:
+        sys.path.pop(0)
+    slow, fast = _CountingTimer(300.0), _CountingTimer(0.03)
+    # a call of minutes is run once when repeat is 1: the calibration run is its measurement
+    assert run.best_time([slow], repeat=1, min_time=0.2) == [300.0]
+    assert slow.runs == [1]
+    # a fast call is calibrated up to 10 calls (0.3 s >= 0.2 s), then measured twice more
+    assert run.best_time([fast], repeat=3, min_time=0.2) == [pytest.approx(0.03)]
+    assert fast.runs == [1, 2, 5, 10, 10, 10]
