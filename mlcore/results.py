@@ -132,6 +132,7 @@ class TrainingResult(Results):
     _plots: ClassVar[dict] = {"curves": _plot_curves}
 
     def __post_init__(self):
+        super().__post_init__()
         if not isinstance(self.history, pd.DataFrame):
             raise TypeError(
                 f"`history` must be a pandas DataFrame; got {type(self.history).__name__}"

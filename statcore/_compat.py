@@ -1,8 +1,10 @@
-"""Imports of optional dependencies, with the one place their compatibility shims live."""
+"""Compatibility: optional imports (with their shims), old spellings kept for one release."""
 
 from __future__ import annotations
 
+import functools
 import importlib
+import warnings
 
 import numpy as np
 
@@ -26,3 +28,57 @@ def import_geomstats():
     if not hasattr(np, "trapz"):
         setattr(np, "trapz", np.trapezoid)  # noqa: B010 - the alias geomstats 2.8 looks up
     return import_optional("geomstats", "manifold")
+
+
+def renamed_keywords(**renames: str):
+    """Accept a keyword's old spelling for one release, with a ``FutureWarning``.
+
+    ``@renamed_keywords(se="cov_type")`` on a function (or ``__init__``) whose keyword is now
+    ``cov_type`` maps ``se=...`` onto it. Passing both spellings is an error. The mapping is kept
+    on the wrapper (``_renamed_keywords``) so that :class:`statcore.base.Estimator` can record
+    the options under their new names.
+    """
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            for old, new in renames.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs:
+                    raise TypeError(
+                        f"{func.__qualname__}() got both `{new}` and its old spelling `{old}`; "
+                        f"pass `{new}` only"
+                    )
+                warnings.warn(
+                    f"{func.__qualname__}(): `{old}=` is now spelled `{new}=`; the old "
+                    "spelling will be removed in the next release",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+                kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+
+        wrapper._renamed_keywords = {**getattr(func, "_renamed_keywords", {}), **renames}
+        return wrapper
+
+    return decorate
+
+
+def renamed_method(cls, old: str, new: str) -> None:
+    """Keep ``cls.old`` for one release as an alias of ``cls.new`` that warns ``FutureWarning``."""
+    target = getattr(cls, new)
+
+    @functools.wraps(target)
+    def alias(self, *args, **kwargs):
+        warnings.warn(
+            f"{cls.__name__}.{old}() is now {cls.__name__}.{new}(); the old name will be "
+            "removed in the next release",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return getattr(self, new)(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = old
+    alias.__doc__ = f"Old name of :meth:`{new}` (warns ``FutureWarning``)."
+    setattr(cls, old, alias)

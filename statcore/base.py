@@ -1,25 +1,101 @@
-"""The specification side: ``Model`` (data + what is estimated) and ``LikelihoodModel``.
+"""The specification side: ``Estimator`` (every model), ``Model`` (a design matrix) and
+``LikelihoodModel``.
 
-A model holds its ``Design`` and never changes; ``fit()`` takes keyword-only options (how to
-estimate) and returns a new results object each time.
+A model holds its specification and never changes; ``fit()`` takes keyword-only options (how to
+estimate) and returns a new results object each time, which records those options.
 """
 
 from __future__ import annotations
 
-import warnings
+import functools
+import inspect
+from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import optimize
 
 from statcore._validation import as_float_array, check_positive, check_positive_int
-from statcore.exceptions import ConvergenceWarning
 from statcore.formula import Design, capture_context, design_from_arrays, design_from_formula
-from statcore.results import LikelihoodResults
+from statcore.results import IterationRecord, LikelihoodResults, Results
 
 
-class Model:
-    """Data and specification of a statistical model.
+class Estimator:
+    """The thin base of every statcore model.
+
+    What is estimated (data, formula, levels, family, agents, graph) goes to the constructor and
+    is stored there; how (method, tol, maxiter, cov_type, random_state) goes to the keyword-only
+    options of :meth:`fit`, which returns a new results object and leaves the model unchanged.
+
+    Subclasses define ``fit`` (keyword-only options) and ``nobs``, and describe their
+    specification for ``repr`` in ``_repr_spec``. Every ``fit`` a subclass defines is wrapped so
+    that the options it was called with, defaults filled in, land on the results as
+    ``fit_options``. Models with tabular data also define ``from_formula``.
+    """
+
+    #: Human-readable name of the procedure, used as the results' ``method``.
+    method_name: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "fit" in cls.__dict__:
+            cls.fit = _recording_fit_options(cls.__dict__["fit"])
+
+    @property
+    def nobs(self) -> int:
+        """Number of observations (units, nodes, entries) the model holds."""
+        raise NotImplementedError(f"{type(self).__name__} does not define nobs")
+
+    def fit(self, **options):
+        """Estimate the model; returns a new results object. Subclasses define the options."""
+        raise NotImplementedError(f"{type(self).__name__} does not define fit()")
+
+    @classmethod
+    def from_formula(cls, formula: str, data, **kwargs):
+        """Build the model from a formula and a data frame (models with tabular data)."""
+        raise NotImplementedError(f"{cls.__name__} has no formula interface")
+
+    def _result_fields(self) -> dict:
+        """Fields every results object of this model shares."""
+        return {"nobs": self.nobs, "model": self}
+
+    def _repr_spec(self) -> str:
+        """The specification in a few words, for ``repr``."""
+        return ""
+
+    def __repr__(self) -> str:
+        spec = self._repr_spec()
+        return f"{type(self).__name__}({spec + ', ' if spec else ''}nobs={self.nobs})"
+
+
+def _recording_fit_options(fit):
+    """Wrap ``fit`` so that the results it returns record the options it was called with."""
+    signature = inspect.signature(fit)
+    renamed = getattr(fit, "_renamed_keywords", {})
+
+    @functools.wraps(fit)
+    def recorded_fit(self, *args, **kwargs):
+        result = fit(self, *args, **kwargs)
+        if isinstance(result, Results):
+            named = {renamed.get(key, key): value for key, value in kwargs.items()}
+            bound = signature.bind(self, *args, **named)
+            bound.apply_defaults()
+            options = {}
+            for name, value in list(bound.arguments.items())[1:]:
+                kind = signature.parameters[name].kind
+                if kind is inspect.Parameter.VAR_KEYWORD:
+                    options.update(value)
+                elif kind is not inspect.Parameter.VAR_POSITIONAL:
+                    options[name] = value
+            object.__setattr__(result, "fit_options", MappingProxyType(options))
+        return result
+
+    return recorded_fit
+
+
+class Model(Estimator):
+    """Data and specification of a statistical model with a design matrix.
 
     Parameters
     ----------
@@ -87,15 +163,10 @@ class Model:
         notes = ()
         if self.design.n_dropped:
             notes = (f"{self.design.n_dropped} row(s) with missing values were dropped.",)
-        return {"nobs": self.nobs, "model": self, "design_spec": self.design.spec, "notes": notes}
+        return {**super()._result_fields(), "design_spec": self.design.spec, "notes": notes}
 
-    def fit(self, **options):
-        """Estimate the model; returns a new results object. Subclasses define the options."""
-        raise NotImplementedError(f"{type(self).__name__} does not define fit()")
-
-    def __repr__(self) -> str:
-        what = f"formula={self.formula!r}" if self.formula else f"terms={self.exog_names}"
-        return f"{type(self).__name__}({what}, nobs={self.nobs})"
+    def _repr_spec(self) -> str:
+        return f"formula={self.formula!r}" if self.formula else f"terms={self.exog_names}"
 
 
 class LikelihoodModel(Model):
@@ -201,13 +272,16 @@ class LikelihoodModel(Model):
             # log-likelihood (a scale-free test, unlike the gradient norm)
             grad = self.score(opt.x)
             converged = bool(0.5 * grad @ vcov @ grad <= tol**2)
-        if not converged:
-            warnings.warn(
-                f"{type(self).__name__}: the optimiser stopped after {opt.nit} iterations "
-                f"({opt.message}); the results record converged=False",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+        record = IterationRecord.from_run(
+            function=f"{type(self).__name__}.fit",
+            n_iter=opt.nit,
+            maxiter=maxiter,
+            tol=tol,
+            criterion=f"{method} stopping rule ({opt.message})",
+            met=converged,
+            stalled=opt.status == 2,
+            remedy="try another `method`, better `start_params`, or a larger `maxiter`",
+        )
         fields = self._result_fields()
         if np.linalg.eigvalsh(information).min() <= 0:
             fields["notes"] += (
@@ -219,8 +293,7 @@ class LikelihoodModel(Model):
             params=pd.Series(opt.x, index=names, name="estimate"),
             vcov=pd.DataFrame(vcov, index=names, columns=names),
             llf=float(-opt.fun),
-            converged=converged,
-            n_iter=int(opt.nit),
+            iterations=record,
             cov_type="observed information",
             **fields,
         )

@@ -25,6 +25,7 @@ order, so a seeded computation gives the same answer on all of them.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import itertools
 import multiprocessing
@@ -40,8 +41,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 from scipy import special
-from tqdm import tqdm
 
+from statcore import _progress
 from statcore._validation import (
     check_alpha,
     check_callable,
@@ -63,6 +64,7 @@ __all__ = [
     "ProcessBackend",
     "SerialBackend",
     "ThreadBackend",
+    "borrowed_backend",
     "get_backend",
 ]
 
@@ -129,7 +131,7 @@ class Backend:
             re-raised (calls not yet started are cancelled).
         """
         items = list(iterable)
-        with tqdm(total=len(items), desc=desc, disable=not progress) as bar:
+        with _progress.progress(len(items), enabled=progress, desc=desc) as bar:
             return self._map(fn, items, bar)
 
     def _map(self, fn: Callable, items: list, bar) -> list:
@@ -291,6 +293,31 @@ def get_backend(backend=None, *, n_workers: int | None = None) -> Backend:
             "with `dask.distributed.Client(...)` or pass the Client itself as `backend`"
         ) from exc
     return DaskBackend(client)
+
+
+@contextlib.contextmanager
+def borrowed_backend(backend=None, *, n_workers: int | None = None):
+    """Use ``backend`` for a ``with`` block, closing it afterwards only if it was made here.
+
+    A :class:`Backend` or dask client the caller passed in is theirs and stays open (so one pool
+    can serve several calls); a pool this call made from a name (``"threads"``, ``"processes"``)
+    is closed when the block ends, also on error.
+
+    Parameters
+    ----------
+    backend, n_workers
+        As in :func:`get_backend`.
+
+    Yields
+    ------
+    Backend
+    """
+    resolved = get_backend(backend, n_workers=n_workers)
+    try:
+        yield resolved
+    finally:
+        if resolved is not backend:
+            resolved.close()
 
 
 def _is_client(obj) -> bool:

@@ -27,12 +27,14 @@ formula module when a Wald test parses a constraint string).
 from statcore.results.base import Results
 from statcore.results.compare import compare
 from statcore.results.estimation import EstimationResults, LikelihoodResults
+from statcore.results.iteration import IterationRecord
 from statcore.results.resampling import ResamplingResult
 from statcore.results.summary import Summary
 from statcore.results.testing import TestResult
 
 __all__ = [
     "EstimationResults",
+    "IterationRecord",
     "LikelihoodResults",
     "ResamplingResult",
     "Results",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -11,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from statcore.results._format import format_number
+from statcore.results.iteration import IterationRecord
 from statcore.results.summary import Summary
 
 
@@ -30,7 +32,13 @@ class Results:
         Term names and the formula specification, without data, so that ``predict(newdata)``
         works after :meth:`strip`.
     converged, n_iter : optional
-        Convergence record of iterative procedures.
+        Whether an iterative procedure converged and its iteration count; read from
+        ``iterations`` when that is given (passing both must agree).
+    iterations : IterationRecord, optional
+        How the iterative procedure stopped (status, tolerance, criterion, history).
+    fit_options : mapping
+        The options ``fit()`` was called with, defaults filled in (recorded by
+        :class:`statcore.base.Estimator`).
     notes : tuple of str
         Remarks printed under the summary.
     random_state_used : int, optional
@@ -45,9 +53,27 @@ class Results:
     n_iter: int | None = None
     notes: tuple[str, ...] = ()
     random_state_used: int | None = None
+    iterations: IterationRecord | None = field(default=None, repr=False)
+    fit_options: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     #: kind -> function(results, ax=None, **kwargs); the first entry is the default kind.
     _plots: ClassVar[dict] = {}
+
+    def __post_init__(self):
+        record = self.iterations
+        if record is None:
+            return
+        if not isinstance(record, IterationRecord):
+            raise TypeError(
+                f"`iterations` must be an IterationRecord; got {type(record).__name__}"
+            )
+        for name in ("converged", "n_iter"):
+            given, recorded = getattr(self, name), getattr(record, name)
+            if given is not None and given != recorded:
+                raise ValueError(
+                    f"`{name}`={given!r} contradicts the iteration record ({recorded!r})"
+                )
+            object.__setattr__(self, name, recorded)
 
     def glance(self) -> pd.DataFrame:
         """One row of model-level facts."""
@@ -113,6 +139,8 @@ class Results:
         return tuple(pairs)
 
     def _convergence_notes(self) -> tuple[str, ...]:
+        if self.iterations is not None and not self.iterations.converged:
+            return (self.iterations.message() + ".",)
         if self.converged is False:
             return (f"Did not converge after {self.n_iter} iterations.",)
         return ()

@@ -69,6 +69,7 @@ class EstimationResults(Results):
     _table_name: ClassVar[str] = "coefficients"
 
     def __post_init__(self):
+        super().__post_init__()
         check_option(self.inference, name="inference", options=INFERENCE)
         check_option(self.ci_method, name="ci_method", options=CI_METHODS)
         if not isinstance(self.params, pd.Series | pd.DataFrame):

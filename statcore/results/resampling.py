@@ -61,6 +61,7 @@ class ResamplingResult(Results):
     _plots: ClassVar[dict] = {"hist": _plot_replicates}
 
     def __post_init__(self):
+        super().__post_init__()
         if list(self.replicates.columns) != list(self.estimate.index):
             raise ValueError(
                 "`replicates` must have one column per term of `estimate`; got columns "

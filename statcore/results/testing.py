@@ -88,6 +88,7 @@ class TestResult(Results):
     _plots: ClassVar[dict] = {"null": _plot_null}
 
     def __post_init__(self):
+        super().__post_init__()
         check_alternative(self.alternative)
 
     @classmethod

@@ -42,10 +42,11 @@ def test_logistic_mle_matches_statsmodels():
 
 def test_non_convergence_warns_and_is_recorded(regression_frame):
     model = GaussianRegressionMLE.from_formula("y ~ x", regression_frame)
-    with pytest.warns(ConvergenceWarning, match="converged=False"):
+    with pytest.warns(ConvergenceWarning, match=r"GaussianRegressionMLE.fit reached maxiter=1"):
         res = model.fit(maxiter=1)
     assert res.converged is False and res.n_iter == 1
-    assert "Did not converge after 1 iterations." in res.summary().notes
+    assert res.iterations.status == "maxiter" and res.fit_options["maxiter"] == 1
+    assert any("reached maxiter=1" in note for note in res.summary().notes)
     assert any("not positive definite" in note for note in res.notes)
 
 

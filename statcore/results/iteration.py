@@ -1,0 +1,173 @@
+"""``IterationRecord``: how an iterative procedure stopped, in one shape for every method area."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from statcore.exceptions import ConvergenceWarning
+
+#: Why an iterative procedure stopped.
+STATUSES = ("converged", "maxiter", "stalled", "diverged")
+
+_STATUS_WORDS = {
+    "maxiter": "reached maxiter={maxiter} without meeting the tolerance",
+    "stalled": "stalled after {n_iter} iterations (its step collapsed short of the tolerance)",
+    "diverged": "diverged after {n_iter} iterations",
+}
+
+
+@dataclass(frozen=True, eq=False, kw_only=True, repr=False)
+class IterationRecord:
+    """How an iterative procedure (ECM, Sinkhorn, a Newton solver, a training loop) stopped.
+
+    Make one with :meth:`from_run`, which decides ``status`` from what the loop saw and warns
+    when the procedure did not converge; direct construction is checked for consistency only.
+
+    Parameters
+    ----------
+    function : str
+        The procedure's public name ("QuantizedNVMM.fit"), used in warnings and summaries.
+    status : {"converged", "maxiter", "stalled", "diverged"}
+        Why the loop stopped.
+    n_iter : int
+        Iterations run.
+    maxiter : int or None
+        The iteration limit (``None`` for loops without one).
+    tol : float or None
+        The tolerance the criterion was compared with.
+    criterion : str
+        What was compared with ``tol`` ("relative change in log-likelihood", "marginal error").
+    last_value : float
+        The criterion's value at the last iteration.
+    history : DataFrame
+        One row per recorded iteration (may be empty when the procedure keeps none).
+    """
+
+    function: str
+    status: str
+    n_iter: int
+    maxiter: int | None
+    tol: float | None
+    criterion: str
+    last_value: float = math.nan
+    history: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            shown = ", ".join(repr(s) for s in STATUSES)
+            raise ValueError(f"`status` must be one of {shown}; got {self.status!r}")
+        if not isinstance(self.history, pd.DataFrame):
+            raise TypeError(
+                f"`history` must be a pandas DataFrame; got {type(self.history).__name__}"
+            )
+
+    @property
+    def converged(self) -> bool:
+        """Whether the criterion met the tolerance (never true for ``"maxiter"``)."""
+        return self.status == "converged"
+
+    @classmethod
+    def from_run(
+        cls,
+        *,
+        function: str,
+        n_iter: int,
+        maxiter: int | None,
+        tol: float | None,
+        criterion: str,
+        last_value: float = math.nan,
+        met: bool | None = None,
+        stalled: bool = False,
+        diverged: bool = False,
+        history: pd.DataFrame | None = None,
+        remedy: str = "raise maxiter or loosen tol",
+        warn: bool = True,
+        stacklevel: int = 3,
+    ) -> IterationRecord:
+        """The one constructor of a record, with the rules every procedure follows.
+
+        Parameters
+        ----------
+        function, n_iter, maxiter, tol, criterion, last_value, history
+            As in the class.
+        met : bool, optional
+            Whether the stopping criterion was met; default ``last_value <= tol``.
+        stalled : bool
+            The loop stopped because its step collapsed (a line search that found no
+            improvement, a step size under its floor). Without ``met`` this is ``"stalled"``,
+            never ``"converged"``.
+        diverged : bool
+            The iterates became non-finite or the objective went the wrong way.
+        remedy : str
+            What the user can do, quoted in the warning.
+        warn : bool
+            Warn :class:`~statcore.exceptions.ConvergenceWarning` (once) unless converged.
+            Inner solves whose caller reports on them pass ``False``.
+        stacklevel : int
+            Passed to :func:`warnings.warn` (3: the caller of the procedure that built the
+            record).
+
+        Returns
+        -------
+        IterationRecord
+            ``status`` is ``"diverged"`` if ``diverged``; else ``"converged"`` if the criterion
+            was met (even at the last allowed iteration); else ``"stalled"`` if ``stalled`` or the
+            loop stopped before ``maxiter``; else ``"maxiter"``.
+        """
+        n_iter = int(n_iter)
+        last_value = float(last_value)
+        if met is None:
+            met = tol is not None and math.isfinite(last_value) and last_value <= tol
+        if diverged or (not math.isfinite(last_value) and not met and not math.isnan(last_value)):
+            status = "diverged"
+        elif met:
+            status = "converged"
+        elif stalled or (maxiter is not None and n_iter < maxiter):
+            status = "stalled"
+        else:
+            status = "maxiter"
+        record = cls(
+            function=function,
+            status=status,
+            n_iter=n_iter,
+            maxiter=None if maxiter is None else int(maxiter),
+            tol=None if tol is None else float(tol),
+            criterion=criterion,
+            last_value=last_value,
+            history=pd.DataFrame() if history is None else history,
+        )
+        if warn and not record.converged:
+            warnings.warn(
+                f"{record.message()}; {remedy}", ConvergenceWarning, stacklevel=stacklevel
+            )
+        return record
+
+    def message(self) -> str:
+        """One line saying how the procedure stopped."""
+        if self.converged:
+            return f"{self.function} converged after {self.n_iter} iterations"
+        words = _STATUS_WORDS[self.status].format(maxiter=self.maxiter, n_iter=self.n_iter)
+        value = f"{self.criterion} = {self.last_value:.3g}"
+        if self.tol is not None:
+            value += f", tol = {self.tol:g}"
+        return f"{self.function} {words} ({value})"
+
+    def as_row(self) -> dict:
+        """The record's scalars as one row (for ``glance``-style tables)."""
+        return {
+            "function": self.function,
+            "status": self.status,
+            "converged": self.converged,
+            "n_iter": self.n_iter,
+            "maxiter": self.maxiter,
+            "tol": self.tol,
+            "criterion": self.criterion,
+            "last_value": self.last_value,
+        }
+
+    def __repr__(self) -> str:
+        return f"<IterationRecord: {self.message()}>"
