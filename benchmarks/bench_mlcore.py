@@ -3,9 +3,9 @@
 import torch
 from torch import nn
 
-from mlcore.nn import HIPERotaryEmbedding, RotaryEmbedding
-from mlcore.pruning import selective_scan, sparsegpt_prune_linear, wanda_prune_linear
-from mlcore.pruning.ssm import selective_scan_chunked
+from mlcore.nn import HIPERotaryEmbedding, RotaryEmbedding, selective_scan
+from mlcore.nn.mamba import selective_scan_chunked
+from mlcore.pruning import sparsegpt_prune_linear, wanda_prune_linear
 from mlcore.tta import CONGA
 
 TORCH = f"torch {torch.__version__.split('+')[0]}"

@@ -49,7 +49,7 @@ EXPECTED_DEGREES = (
 
 
 def statcore_sample_100k():
-    return sample_edge_arrays(Z_BIG, ALPHA_BIG, RHO_BIG, np.random.default_rng(0))
+    return sample_edge_arrays(Z_BIG, ALPHA_BIG, RHO_BIG, random_state=0)
 
 
 N_DENSE = 3000
@@ -57,7 +57,7 @@ Z_D, ALPHA_D, RHO_D = sparse_latent_design(N_DENSE, 2, random_state=3)
 
 
 def statcore_sample_dense_3000():
-    return sample_edge_arrays(Z_D, ALPHA_D, RHO_D, np.random.default_rng(0), method="dense")
+    return sample_edge_arrays(Z_D, ALPHA_D, RHO_D, random_state=0, method="dense")
 
 
 def numpy_sample_dense_3000():
@@ -132,7 +132,7 @@ def _scale_setup(n, sparse_level):
             from scipy import sparse
 
             Zs, alphas, rhos = sparse_latent_design(n, 2, sparse_level=sparse_level, random_state=0)
-            rows, cols, _ = sample_edge_arrays(Zs, alphas, rhos, np.random.default_rng(1))
+            rows, cols, _ = sample_edge_arrays(Zs, alphas, rhos, random_state=1)
             A = sparse.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
             _SCALE[n] = (A + A.T).tocsr()
 

@@ -41,7 +41,7 @@ def setup_t():
 
 
 def ours_t():
-    return QuantizedNVMM.fit(_state["t"][2], se=None)
+    return QuantizedNVMM.fit(_state["t"][2], cov_type=None)
 
 
 def anchor_t(grouped=True):
@@ -76,7 +76,7 @@ def setup_bvn():
 
 
 def ours_bvn():
-    return _state["bvn"][2].fit(se=None)
+    return _state["bvn"][2].fit(cov_type=None)
 
 
 def anchor_bvn():
@@ -209,7 +209,7 @@ def ours_cs():
 def anchor_cs():
     """L-BFGS-B on the same penalised criterion, x split as x+ - x- >= 0, analytic gradient."""
     model = _state["cs"]
-    A, lo, hi, lam = model.A, model.lower, model.upper, model.lam
+    A, lo, hi, lam = model.A, model.lower, model.upper, model.penalty
     n, p = A.shape
     sigma0 = np.sqrt(np.mean(model.quantizer.midpoints(model.codes) ** 2))
 
@@ -243,7 +243,7 @@ CASES += [
         "anchor_name": f"scipy {scipy.__version__} L-BFGS-B over the factors, exact cell ll",
     },
     {
-        "name": "quantized compressed sensing n=150, p=300, 3 bits, lam=0.1: ECM vs direct",
+        "name": "quantized compressed sensing n=150, p=300, 3 bits, penalty=0.1: ECM vs direct",
         "setup": setup_cs,
         "ours": ours_cs,
         "anchor": anchor_cs,

@@ -4,16 +4,13 @@ Torch conventions inside (modules, devices, tensors), statcore results at the ed
 (:class:`TrainingResult`, :class:`EvaluationResult`). Needs PyTorch: ``pip install statcore[ml]``.
 """
 
-try:
-    import torch  # noqa: F401 -- fail here, with the extra's name, rather than deep inside
-except ImportError as exc:
-    raise ImportError(
-        "mlcore needs PyTorch, which could not be imported; install it with "
-        "`pip install statcore[ml]`"
-    ) from exc
+from statcore._compat import import_optional
 
-from mlcore._device import get_device, seed_everything
-from mlcore.results import EvaluationResult, TrainingResult
-from statcore import __version__
+# Fail here, with the extra's name, rather than deep inside the first module that uses torch.
+import_optional("torch", "ml")
+
+from mlcore._device import get_device, seed_everything  # noqa: E402 -- after the torch check
+from mlcore.results import EvaluationResult, TrainingResult  # noqa: E402
+from statcore import __version__  # noqa: E402
 
 __all__ = ["EvaluationResult", "TrainingResult", "__version__", "get_device", "seed_everything"]

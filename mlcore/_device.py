@@ -13,7 +13,7 @@ import random
 import numpy as np
 import torch
 
-from statcore._validation import check_random_state, check_scalar
+from statcore._validation import check_random_state, check_scalar, describe
 
 #: The largest seed ``seed_everything`` accepts: numpy's legacy global generator takes 32 bits.
 MAX_SEED = 2**32 - 1
@@ -161,3 +161,32 @@ def seed_everything(seed) -> np.random.Generator:
     np.random.seed(seed)  # noqa: NPY002 -- seeding the legacy global state is the point here
     torch.manual_seed(seed)
     return check_random_state(seed)
+
+
+def torch_generator(random_state, device=None) -> torch.Generator | None:
+    """Normalise ``random_state`` (None, int or ``torch.Generator``) for torch's samplers.
+
+    ``None`` stays ``None``, so draws come from torch's global generator (the one
+    :func:`seed_everything` seeds). An int seeds a new generator on ``device``. A generator passed
+    in is returned as is, so that a caller's stream continues across calls.
+
+    Parameters
+    ----------
+    random_state : None, int or torch.Generator
+    device : str or torch.device, optional
+        Where an int-seeded generator lives; it must match the tensors it draws.
+
+    Returns
+    -------
+    torch.Generator or None
+    """
+    if random_state is None or isinstance(random_state, torch.Generator):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        seed = check_scalar(random_state, name="random_state", kind=numbers.Integral, low=0,
+                            high=2**64 - 1)
+        return torch.Generator(device=device if device is not None else "cpu").manual_seed(seed)
+    raise TypeError(
+        "`random_state` must be None, a non-negative int or a torch.Generator; got "
+        f"{describe(random_state)}"
+    )

@@ -16,12 +16,15 @@ _EXPORTS = {
     "ResamplingResult": "statcore.results",
     "Summary": "statcore.results",
     "compare": "statcore.results",
+    "IterationRecord": "statcore.results",
+    "Estimator": "statcore.base",
     "Model": "statcore.base",
     "LikelihoodModel": "statcore.base",
     "Design": "statcore.formula",
     "ConvergenceWarning": "statcore.exceptions",
     "NotApplicableWarning": "statcore.exceptions",
     "get_backend": "statcore.distributed",
+    "borrowed_backend": "statcore.distributed",
     "MonteCarloStudy": "statcore.distributed",
 }
 _SUBMODULES = (

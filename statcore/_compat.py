@@ -65,20 +65,36 @@ def renamed_keywords(**renames: str):
     return decorate
 
 
+def _warn_renamed(owner: str, old: str, new: str) -> None:
+    warnings.warn(
+        f"{owner}.{old} is now {owner}.{new}; the old name will be removed in the next release",
+        FutureWarning,
+        stacklevel=3,
+    )
+
+
 def renamed_method(cls, old: str, new: str) -> None:
     """Keep ``cls.old`` for one release as an alias of ``cls.new`` that warns ``FutureWarning``."""
     target = getattr(cls, new)
 
     @functools.wraps(target)
     def alias(self, *args, **kwargs):
-        warnings.warn(
-            f"{cls.__name__}.{old}() is now {cls.__name__}.{new}(); the old name will be "
-            "removed in the next release",
-            FutureWarning,
-            stacklevel=2,
-        )
+        _warn_renamed(cls.__name__, f"{old}()", f"{new}()")
         return getattr(self, new)(*args, **kwargs)
 
     alias.__name__ = alias.__qualname__ = old
     alias.__doc__ = f"Old name of :meth:`{new}` (warns ``FutureWarning``)."
     setattr(cls, old, alias)
+
+
+def renamed_attribute(old: str, new: str) -> property:
+    """A read-only property ``old`` returning attribute ``new`` with a ``FutureWarning``.
+
+    Use in a class body: ``fit_seconds = renamed_attribute("fit_seconds", "wall_time_s")``.
+    """
+
+    def get(self):
+        _warn_renamed(type(self).__name__, old, new)
+        return getattr(self, new)
+
+    return property(get, doc=f"Old name of ``{new}`` (warns ``FutureWarning``).")

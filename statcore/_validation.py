@@ -181,3 +181,54 @@ def check_random_state(random_state) -> np.random.Generator:
         "`random_state` must be None, a non-negative int, a numpy SeedSequence or a numpy "
         f"Generator; got {describe(random_state)}"
     )
+
+
+def check_weights(weights, n: int, *, name: str) -> np.ndarray:
+    """Non-negative weights of ``n`` points, normalised to sum to 1; None gives uniform weights.
+
+    Parameters
+    ----------
+    weights : array_like of shape (n,) or None
+    n : int
+        Number of points the weights belong to.
+    name : str
+        The argument's name, used in every message.
+    """
+    if weights is None:
+        return np.full(n, 1.0 / n)
+    w = as_float_array(weights, name=name, ndim=1)
+    if len(w) != n:
+        raise ValueError(f"`{name}` must have one weight per point ({n}); got {len(w)}")
+    if (w < 0).any() or w.sum() <= 0:
+        raise ValueError(f"`{name}` must be non-negative with a positive sum; got {w.min()=:g}")
+    return w / w.sum()
+
+
+def check_levels(q, *, name: str = "q") -> tuple[tuple[float, ...], bool]:
+    """Quantile levels: one number in (0, 1) or a sequence of distinct ones.
+
+    Returns the levels as a tuple of floats and whether ``q`` was a sequence (multi-level fits
+    report per-level tables; a single level reports plain ones).
+    """
+    if isinstance(q, numbers.Real) and not isinstance(q, bool):
+        return (check_probability(q, name=name),), False
+    if isinstance(q, str) or not isinstance(q, Sequence | np.ndarray | pd.Index):
+        raise TypeError(
+            f"`{name}` must be a number in (0, 1) or a sequence of them; got {describe(q)}"
+        )
+    levels = tuple(check_probability(v, name=f"{name}[{i}]") for i, v in enumerate(q))
+    if not levels:
+        raise ValueError(f"`{name}` must hold at least one level; got an empty sequence")
+    if len(set(levels)) != len(levels):
+        raise ValueError(f"`{name}` must not repeat a level; got {list(levels)}")
+    return levels, True
+
+
+def check_penalty(penalty, *, name: str = "penalty") -> np.ndarray:
+    """A penalty > 0, or a 1-D array of them (a path); returned as a 0-D or 1-D float array."""
+    lam = as_float_array(penalty, name=name, ndim=(0, 1))
+    if lam.size == 0 or np.any(lam <= 0):
+        raise ValueError(
+            f"`{name}` must be > 0 (one value, or a 1-D array for a path); got {describe(penalty)}"
+        )
+    return lam

@@ -131,6 +131,74 @@ print(panel.lr_test(small))
 print(compare(small, panel, names=["pooled", "firm effects"], stars=True))
 
 # %% [markdown]
+# ## What every fit records: its options and how it stopped
+#
+# `fit()` options are keyword-only, and the results keep them (`fit_options`, defaults filled in),
+# so a table of fits says how each was made. An iterative procedure reports one
+# `IterationRecord`: its `status` (`"converged"`, `"maxiter"`, `"stalled"`, `"diverged"`), the
+# criterion compared with `tol`, its last value and a history. It is made by one constructor with
+# one rule set: reaching `maxiter` without meeting the tolerance is never "converged", and a fit
+# that did not converge warns `ConvergenceWarning` once, naming itself and the remedy. Below, a
+# model without a design matrix (the `Estimator` base): the Huber location estimate by
+# iteratively reweighted means, on the Engel food expenditures.
+
+# %%
+import warnings
+
+from statcore.base import Estimator
+from statcore.results import EstimationResults, IterationRecord
+
+
+class HuberLocation(Estimator):
+    """Huber's M-estimate of location (scale fixed at the normalised MAD)."""
+
+    method_name = "Huber location (IRLS)"
+
+    def __init__(self, x):
+        self.x = np.asarray(x, dtype=float)
+
+    @property
+    def nobs(self):
+        return len(self.x)
+
+    def fit(self, *, c=1.345, maxiter=50, tol=1e-10):
+        scale = 1.4826 * np.median(np.abs(self.x - np.median(self.x)))
+        mu, steps = np.median(self.x), []
+        for _ in range(maxiter):
+            r = (self.x - mu) / scale
+            w = np.minimum(1.0, c / np.maximum(np.abs(r), 1e-12))
+            new = np.sum(w * self.x) / np.sum(w)
+            steps.append(abs(new - mu) / scale)
+            mu = new
+            if steps[-1] <= tol:
+                break
+        record = IterationRecord.from_run(
+            function="HuberLocation.fit",
+            n_iter=len(steps),
+            maxiter=maxiter,
+            tol=tol,
+            criterion="step / scale",
+            last_value=steps[-1],
+            history=pd.DataFrame({"step": steps}),
+        )
+        return EstimationResults(
+            method=self.method_name,
+            params=pd.Series({"location": mu}),
+            iterations=record,
+            **self._result_fields(),
+        )
+
+
+huber = HuberLocation(engel["foodexp"]).fit()
+print(huber.iterations, dict(huber.fit_options), sep="\n")
+
+# %%
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    early = HuberLocation(engel["foodexp"]).fit(maxiter=2)
+print(early.iterations.status, early.converged, "|", caught[0].message)
+
+# %% [markdown]
 # ## Bootstrap reference
 #
 # A `ResamplingResult` holds replicates and gives percentile, basic, normal and BCa

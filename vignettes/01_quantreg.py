@@ -109,7 +109,7 @@ fed.weights[0.5].round(2)
 # pooled fit's, which the federation cannot compute.
 
 # %%
-equal = FederatedQuantReg(design.agents, q=0.5, response="y").fit(weights="equal")
+equal = FederatedQuantReg(design.agents, q=0.5, response="y").fit(scheme="equal")
 median_fed = FederatedQuantReg(design.agents, q=0.5, response="y").fit()
 pooled_rows = pd.concat(
     [simulate.block_agents(random_state=2026, blocks_by_agent=((0, 1, 2, 3),) * 6)

@@ -25,8 +25,19 @@ from statcore.manifold import SPD, Sphere, dcov_test, frechet_mean, mmdd_test, s
 Y, X = simulate.draw("sphere", "mean_shift", 100, random_state=1)
 res = mmdd_test(Y, X, Sphere(2), n_resamples=499, random_state=2)
 print(res)
-print("Fréchet mean:", frechet_mean(Y, Sphere(2)).mean)
+mean = frechet_mean(Y, Sphere(2))
+print("Fréchet mean:", mean.mean)
 res.plot()
+
+# %% [markdown]
+# Every iterative routine reports how it stopped in one record: status, iterations, the
+# criterion against `tol`, and a history (here the Karcher step and gradient norm per
+# iteration). Random points come from `manifold.random_point(n, random_state=...)`.
+
+# %%
+print(mean.iterations)
+print(mean.iterations.history.tail(3))
+print(Sphere(2).random_point(3, random_state=0))
 
 # %% [markdown]
 # ## Size and power on three manifolds

@@ -211,10 +211,10 @@ x[[3, 50, 120, 200, 280]] = [1.0, -0.8, 1.2, -1.1, 0.7]
 cs_codes = q3.quantize(A @ x + 0.3 * rng.standard_normal(150))
 cs = QuantizedCompressedSensing(cs_codes, q3, A).fit(refit=True)
 lasso_mid = Lasso(alpha=0.05, fit_intercept=False).fit(A, q3.midpoints(cs_codes)).coef_
-print("selected:", cs.support, " lam by BIC:", round(cs.lam, 4))
+print("selected:", cs.support, " penalty by BIC:", round(cs.penalty, 4))
 pd.Series(
     {
-        "ECM, BIC-chosen lam, refitted": np.linalg.norm(cs.x - x) / np.linalg.norm(x),
+        "ECM, BIC-chosen penalty, refitted": np.linalg.norm(cs.x - x) / np.linalg.norm(x),
         "lasso on the midpoints": np.linalg.norm(lasso_mid - x) / np.linalg.norm(x),
     },
     name="relative error",

@@ -74,7 +74,7 @@ syng_d = SyNGLER(youtube, dim=2, generator="diffusion").fit(
     diffusion_options={"n_t": 20, "duplicate_K": 20, "n_estimators": 50}, random_state=0
 )
 synthetic_d = syng_d.sample(n_graphs=5, random_state=4)
-print(f"generator fit: {syng_d.diffusion.fit_seconds:.1f} s")
+print(f"generator fit: {syng_d.diffusion.wall_time_s:.1f} s")
 print([g.number_of_edges() for g in synthetic_d], "observed:", youtube.number_of_edges())
 
 # %%
@@ -84,7 +84,7 @@ fig, ax = plt.subplots(figsize=(6, 4))
 bins = np.linspace(observed_alpha.min() - 2, observed_alpha.max() + 2, 50)
 ax.hist(observed_alpha, bins=bins, density=True, histtype="step", lw=2, label="fitted")
 for name, res in [("SyNG-D", syng_d), ("SyNG-KDE", syng_kde)]:
-    _, drawn_alpha = res.sample_parameters(20_000, rng)
+    _, drawn_alpha = res.sample_parameters(20_000, random_state=rng)
     ax.hist(drawn_alpha, bins=bins, density=True, histtype="step", label=name)
 ax.set_xlabel(r"node intercept $\alpha$")
 ax.legend(frameon=False)

@@ -78,7 +78,7 @@ for lr in base_lrs:
     tent = Tent(copy.deepcopy(net), lr=lr, scheduler=lambda o: CONGA(o))
     conga.append(online_accuracy(tent))
     if lr == 10.0:
-        trace = tent.scheduler.trace()
+        trace = tent.scheduler.result()
 for lr, a, b in zip(base_lrs, constant, conga, strict=True):
     print(f"base lr {lr:>6g}: constant {a:.3f}   CONGA {b:.3f}")
 
@@ -100,7 +100,7 @@ plt.show()
 # %% [markdown]
 # ## The schedule's trace
 #
-# `CONGA.trace()` is a `TrainingResult`: per step the LR, the interval's bounds, the progress,
+# `CONGA.result()` is a `TrainingResult`: per step the LR, the interval's bounds, the progress,
 # the confident fraction and the gradient SNR. At base LR 10 the SNR bound cuts the LR by an
 # order of magnitude as soon as the gradients turn noisy.
 

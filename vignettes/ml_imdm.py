@@ -35,7 +35,7 @@ gen = torch.Generator().manual_seed(0)
 model = TinyDenoiser(K, 2, noise_dim=8, hidden=128)
 opt = torch.optim.Adam(model.parameters(), 1e-3)
 for step in range(600):
-    loss = imdm_elbo_loss(model, paired_tokens(256, K, random_state=step), generator=gen)
+    loss = imdm_elbo_loss(model, paired_tokens(256, K, random_state=step), random_state=gen)
     opt.zero_grad()
     loss.backward()
     opt.step()
@@ -50,9 +50,7 @@ steps_grid = [1, 2, 4, 8, 16]
 valid = {"MDM (MDLM)": [], "IMDM, ELBO only": []}
 for steps in steps_grid:
     for name, net in (("MDM (MDLM)", mdm), ("IMDM, ELBO only", model)):
-        draws = IMDMSampler(net, steps).sample(
-            20_000, 2, generator=torch.Generator().manual_seed(1)
-        )
+        draws = IMDMSampler(net, steps).sample(20_000, 2, random_state=1)
         valid[name].append(pair_validity(draws))
 for name, values in valid.items():
     print(name, [f"{v:.3f}" for v in values])
@@ -65,19 +63,15 @@ for name, values in valid.items():
 
 # %%
 teacher = IMDMSampler(model, 16)
-eps, x0 = rectified_couplings(teacher, 16_384, 2, generator=torch.Generator().manual_seed(2))
+eps, x0 = rectified_couplings(teacher, 16_384, 2, random_state=2)
 student = copy.deepcopy(model)
-record = distill_on_couplings(student, eps, x0, steps=3000, lr=3e-3,
-                              generator=torch.Generator().manual_seed(3))
+record = distill_on_couplings(student, eps, x0, steps=3000, lr=3e-3, random_state=3)
 print(record.summary())
-one_step = IMDMSampler(student, 1, greedy=True).sample(
-    20_000, 2, generator=torch.Generator().manual_seed(4)
-)
+one_step = IMDMSampler(student, 1, greedy=True).sample(20_000, 2, random_state=4)
 print(f"distilled one-step IMDM: validity {pair_validity(one_step):.3f}, marginal entropy "
       f"{marginal_entropy(one_step, K):.3f} (log K = {math.log(K):.3f})")
 distilled = [
-    pair_validity(IMDMSampler(student, s, greedy=True).sample(
-        20_000, 2, generator=torch.Generator().manual_seed(4)))
+    pair_validity(IMDMSampler(student, s, greedy=True).sample(20_000, 2, random_state=4))
     for s in steps_grid
 ]
 

@@ -21,7 +21,8 @@ import torch
 from torch.nn import functional as F
 
 from mlcore import seed_everything
-from mlcore.pruning import MambaLM, apply_ssm_mask, magnitude_prune, sparsessm_prune
+from mlcore.nn import MambaLM
+from mlcore.pruning import apply_ssm_mask, magnitude_prune, sparsessm_prune
 
 torch.set_num_threads(1)
 seed_everything(0)

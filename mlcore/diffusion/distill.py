@@ -6,13 +6,18 @@ import time
 
 import torch
 
+from mlcore._device import torch_generator
+from mlcore._iterations import budget_result
 from mlcore.diffusion.imdm import IMDMSampler, imdm_elbo_loss
 from mlcore.results import TrainingResult
+from statcore._compat import renamed_keywords
+from statcore._progress import progress as progress_bar
 from statcore._validation import check_positive, check_positive_int, check_scalar
 
 
+@renamed_keywords(generator="random_state")
 @torch.no_grad()
-def rectified_couplings(teacher: IMDMSampler, n: int, length: int, *, generator=None):
+def rectified_couplings(teacher: IMDMSampler, n: int, length: int, *, random_state=None):
     """Pairs (ε, x0): the initial mask noise and the sample a multi-step teacher drew from it.
 
     The coupling is what rectification distils: the student learns to map each ε straight
@@ -23,7 +28,8 @@ def rectified_couplings(teacher: IMDMSampler, n: int, length: int, *, generator=
     teacher : IMDMSampler
         A multi-step sampler (persistent ε).
     n, length : int
-    generator : torch.Generator, optional
+    random_state : None, int or torch.Generator
+        Source of the noise and of the teacher's draws (None: torch's global generator).
 
     Returns
     -------
@@ -39,13 +45,15 @@ def rectified_couplings(teacher: IMDMSampler, n: int, length: int, *, generator=
         raise TypeError(f"`teacher` must be an IMDMSampler; got {type(teacher).__name__}")
     n = check_positive_int(n, name="n")
     length = check_positive_int(length, name="length")
-    eps = teacher.embedding.sample_noise(n, length, generator=generator)
-    return eps, teacher.sample(n, length, eps=eps, generator=generator)
+    generator = torch_generator(random_state, teacher.embedding.base.weight.device)
+    eps = teacher.embedding.sample_noise(n, length, random_state=generator)
+    return eps, teacher.sample(n, length, eps=eps, random_state=generator)
 
 
+@renamed_keywords(generator="random_state")
 def distill_on_couplings(student, eps, x0, *, steps: int = 2000, lr: float = 1e-3,
                          batch_size: int = 256, t=1.0, log_every: int = 100,
-                         generator=None) -> TrainingResult:
+                         random_state=None, progress: bool = False) -> TrainingResult:
     """Fit a student on fixed couplings with the IMDM ELBO, each x0 masked with its own ε.
 
     ``t=1.0`` (default) trains the one-step map from the all-masked sequence and ε to x0;
@@ -61,13 +69,16 @@ def distill_on_couplings(student, eps, x0, *, steps: int = 2000, lr: float = 1e-
     steps, batch_size, log_every : int
     lr : float
     t : float in (0, 1] or None
-    generator : torch.Generator, optional
-        Source of the mini-batches.
+    random_state : None, int or torch.Generator
+        Source of the mini-batches and masks (None: torch's global generator).
+    progress : bool
+        Show a progress bar over the steps.
 
     Returns
     -------
     TrainingResult
-        ``loss`` per logged step.
+        ``loss`` per logged step; ``iterations`` records the run (converged when every step
+        ran with a finite loss, "diverged" when the logged loss became infinite or NaN).
 
     References
     ----------
@@ -84,19 +95,23 @@ def distill_on_couplings(student, eps, x0, *, steps: int = 2000, lr: float = 1e-
             "`eps` (n, length, noise_dim) and `x0` (n, length) must be couplings of one shape; "
             f"got {tuple(eps.shape)} and {tuple(x0.shape)}"
         )
+    generator = torch_generator(random_state, x0.device)
     opt = torch.optim.Adam(student.parameters(), lr=lr)
     records, start = [], time.perf_counter()
     student.train()
-    for step in range(1, steps + 1):
+    for step in progress_bar(range(1, steps + 1), enabled=progress, desc="distill_on_couplings"):
         idx = torch.randint(0, x0.shape[0], (min(batch_size, x0.shape[0]),),
                             generator=generator, device=x0.device)
-        loss = imdm_elbo_loss(student, x0[idx], eps=eps[idx], t=t, generator=generator)
+        loss = imdm_elbo_loss(student, x0[idx], eps=eps[idx], t=t, random_state=generator)
         opt.zero_grad()
         loss.backward()
         opt.step()
         if step % log_every == 0 or step == steps:
             records.append({"step": step, "loss": loss.detach()})
-    return TrainingResult.from_records(
+    return budget_result(
         records, method="IMDM distillation on rectified couplings", nobs=int(x0.shape[0]),
-        n_iter=steps, wall_time_s=time.perf_counter() - start, device=x0.device,
+        wall_time_s=time.perf_counter() - start, device=x0.device,
+        function="distill_on_couplings", n_iter=steps, maxiter=steps,
+        criterion=f"training loss after a fixed budget of {steps} steps",
+        remedy="lower `lr` or check the couplings",
     )

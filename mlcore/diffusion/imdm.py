@@ -7,7 +7,9 @@ import numbers
 import torch
 from torch import nn
 
+from mlcore._device import torch_generator
 from mlcore.functional import masked_diffusion_loss
+from statcore._compat import renamed_keywords
 from statcore._validation import check_option, check_positive, check_positive_int, check_scalar
 
 NOISE_TYPES = ("uniform", "randn")
@@ -70,26 +72,36 @@ class InfiniteMaskEmbedding(nn.Module):
         )
         nn.init.zeros_(self.noise_net[2].weight)
 
-    def sample_noise(self, batch: int, length: int, *, generator=None, device=None, dtype=None):
-        """Draw ε of shape (batch, length, noise_dim)."""
+    @renamed_keywords(generator="random_state")
+    def sample_noise(self, batch: int, length: int, *, random_state=None, device=None,
+                     dtype=None):
+        """Draw ε of shape (batch, length, noise_dim).
+
+        ``random_state``: None (torch's global generator), an int seed or a torch.Generator.
+        """
         device = device if device is not None else self.base.weight.device
         dtype = dtype or self.base.weight.dtype
         shape = (batch, length, self.noise_dim)
+        generator = torch_generator(random_state, device)
         if self.noise_type == "uniform":
             eps = torch.rand(shape, generator=generator, device=device, dtype=dtype) * 2 - 1
         else:
             eps = torch.randn(shape, generator=generator, device=device, dtype=dtype)
         return eps * self.noise_scale
 
-    def forward(self, ids: torch.Tensor, eps: torch.Tensor | None = None, *, generator=None):
-        """Embed ``ids`` (batch, length); returns ``(embeddings, eps)`` (ε drawn when None)."""
+    @renamed_keywords(generator="random_state")
+    def forward(self, ids: torch.Tensor, eps: torch.Tensor | None = None, *, random_state=None):
+        """Embed ``ids`` (batch, length); returns ``(embeddings, eps)`` (ε drawn when None).
+
+        ``random_state`` (None, int or torch.Generator) is the source of a drawn ε.
+        """
         if not isinstance(ids, torch.Tensor) or ids.ndim != 2 or ids.is_floating_point():
             raise ValueError(
                 "`ids` must be a 2-D (batch, length) integer tensor; got "
                 f"{getattr(ids, 'shape', type(ids).__name__)}"
             )
         if eps is None:
-            eps = self.sample_noise(*ids.shape, generator=generator, device=ids.device)
+            eps = self.sample_noise(*ids.shape, random_state=random_state, device=ids.device)
         elif eps.shape != (*ids.shape, self.noise_dim):
             raise ValueError(
                 f"`eps` must have shape {(*ids.shape, self.noise_dim)}; got {tuple(eps.shape)}"
@@ -118,8 +130,9 @@ def _mask_embedding(denoiser) -> InfiniteMaskEmbedding:
     return emb
 
 
+@renamed_keywords(generator="random_state")
 def imdm_elbo_loss(denoiser, x0: torch.Tensor, *, eps=None, t=None, t_min: float = 1e-3,
-                   generator=None, reduction: str = "mean") -> torch.Tensor:
+                   random_state=None, reduction: str = "mean") -> torch.Tensor:
     r"""IMDM's (= MDLM's) continuous-time negative ELBO on clean sequences ``x0``.
 
     Draws :math:`t \sim U[t_{min}, 1]` per sequence (unless given), masks each token with
@@ -139,7 +152,8 @@ def imdm_elbo_loss(denoiser, x0: torch.Tensor, *, eps=None, t=None, t_min: float
     t : float or Tensor (batch,), optional
     t_min : float
         Smallest sampled time (the 1/t weight is unbounded at 0).
-    generator : torch.Generator, optional
+    random_state : None, int or torch.Generator
+        Source of the times and the masks (None: torch's global generator).
     reduction : {"mean", "sum", "none"}
 
     References
@@ -158,6 +172,7 @@ def imdm_elbo_loss(denoiser, x0: torch.Tensor, *, eps=None, t=None, t_min: float
         raise ValueError(f"`x0` must be clean data; it contains the mask id {mask_id}")
     t_min = check_scalar(t_min, name="t_min", low=0.0, high=1.0, low_inclusive=False)
     batch = x0.shape[0]
+    generator = torch_generator(random_state, x0.device)
     if t is None:
         t = t_min + (1 - t_min) * torch.rand(batch, generator=generator, device=x0.device)
     else:
@@ -234,18 +249,21 @@ class IMDMSampler:
         self.greedy = bool(greedy)
         self.unmask_counts = []
 
+    @renamed_keywords(generator="random_state")
     @torch.no_grad()
-    def sample(self, n: int, length: int, *, eps=None, generator=None, device=None):
+    def sample(self, n: int, length: int, *, eps=None, random_state=None, device=None):
         """Draw ``n`` sequences of ``length`` tokens (int64 (n, length)).
 
-        ``eps``: the initial ε (n, length, noise_dim); drawn when None.
+        ``eps``: the initial ε (n, length, noise_dim); drawn when None. ``random_state``
+        (None, int or torch.Generator) drives every draw of the run.
         """
         n = check_positive_int(n, name="n")
         length = check_positive_int(length, name="length")
         emb = self.embedding
         device = device if device is not None else emb.base.weight.device
+        generator = torch_generator(random_state, device)
         if eps is None:
-            eps = emb.sample_noise(n, length, generator=generator, device=device)
+            eps = emb.sample_noise(n, length, random_state=generator, device=device)
         elif eps.shape != (n, length, emb.noise_dim):
             raise ValueError(
                 f"`eps` must have shape {(n, length, emb.noise_dim)}; got {tuple(eps.shape)}"
@@ -255,7 +273,7 @@ class IMDMSampler:
         for k in range(self.steps, 0, -1):
             t, s = k / self.steps, (k - 1) / self.steps
             if not self.persistent_eps:
-                eps = emb.sample_noise(n, length, generator=generator, device=device)
+                eps = emb.sample_noise(n, length, random_state=generator, device=device)
             probs = torch.softmax(self.denoiser(x, eps).double(), dim=-1)
             if self.greedy:
                 tokens = probs.argmax(-1)
@@ -269,7 +287,7 @@ class IMDMSampler:
             resets = masked & (u >= p["unmask"] + p["same"])
             x = torch.where(unmask, tokens, x)
             if resets.any():
-                fresh = emb.sample_noise(n, length, generator=generator, device=device)
+                fresh = emb.sample_noise(n, length, random_state=generator, device=device)
                 eps = torch.where(resets.unsqueeze(-1), fresh, eps)
             self.unmask_counts.append(int(unmask.sum()))
         return x

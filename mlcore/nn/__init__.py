@@ -1,5 +1,6 @@
-"""Layers: rotary positional embeddings (RoPE, HIPE) and a tiny transformer to test them in."""
+"""Layers: rotary positional embeddings (RoPE, HIPE), a tiny transformer, a small Mamba."""
 
+from mlcore.nn.mamba import MambaBlock, MambaLM, mixer_ssm_inputs, selective_scan
 from mlcore.nn.positional import (
     HIPERotaryEmbedding,
     RotaryEmbedding,
@@ -13,11 +14,15 @@ from mlcore.nn.transformer import TinyTransformer
 
 __all__ = [
     "HIPERotaryEmbedding",
+    "MambaBlock",
+    "MambaLM",
     "RotaryEmbedding",
     "TinyTransformer",
     "half_width",
     "hipe_gains",
     "hipe_scales",
     "local_copy_sequences",
+    "mixer_ssm_inputs",
     "rope_frequencies",
+    "selective_scan",
 ]

@@ -1,5 +1,6 @@
 """One-shot pruning: SparseSSM for Mamba's state matrix; SparseGPT, Wanda, magnitude baselines."""
 
+from mlcore.nn.mamba import MambaBlock, MambaLM, mixer_ssm_inputs, selective_scan
 from mlcore.pruning.linear import magnitude_prune, sparsegpt_prune_linear, wanda_prune_linear
 from mlcore.pruning.results import PruningResult
 from mlcore.pruning.sparsessm import (
@@ -9,7 +10,6 @@ from mlcore.pruning.sparsessm import (
     ssm_statistics,
     time_weights,
 )
-from mlcore.pruning.ssm import MambaBlock, MambaLM, mixer_ssm_inputs, selective_scan
 
 __all__ = [
     "TIME_WEIGHTS",

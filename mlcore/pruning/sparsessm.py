@@ -7,9 +7,9 @@ import math
 import torch
 
 from mlcore._device import as_numpy
+from mlcore.nn.mamba import mixer_ssm_inputs, selective_scan
 from mlcore.pruning._masks import check_nm, check_sparsity, lowest_mask, nm_mask, structure_name
 from mlcore.pruning.results import PruningResult
-from mlcore.pruning.ssm import mixer_ssm_inputs, selective_scan
 from statcore._validation import check_option, check_positive, check_positive_int, check_scalar
 
 TIME_WEIGHTS = ("power", "discount", "linear", "window", "uniform")
@@ -52,7 +52,7 @@ def ssm_statistics(mixer, calib_inputs, *, batch_size: int = 8):
     Parameters
     ----------
     mixer : nn.Module
-        A Mamba mixer (see :func:`~mlcore.pruning.ssm.mixer_ssm_inputs`); its ``ssm_mask``
+        A Mamba mixer (see :func:`~mlcore.nn.mixer_ssm_inputs`); its ``ssm_mask``
         buffer, when present, is honoured.
     calib_inputs : Tensor (n, length, d_model)
         The mixer's inputs on calibration sequences.
@@ -126,7 +126,7 @@ def sparsessm_prune(mixer, calib_inputs, sparsity: float = 0.5, time_weight: str
     ----------
     mixer : nn.Module
         A Mamba mixer with ``in_proj, conv1d, x_proj, dt_proj, A_log, D, out_proj`` (such as
-        :class:`~mlcore.pruning.MambaBlock`); the reference scan recomputes its forward pass.
+        :class:`~mlcore.nn.MambaBlock`); the reference scan recomputes its forward pass.
     calib_inputs : Tensor (n_samples, length, d_model)
         The mixer's inputs on calibration sequences.
     sparsity : float in [0, 1)

@@ -10,13 +10,15 @@ import warnings
 import torch
 from torch.optim.lr_scheduler import LRScheduler
 
+from mlcore._iterations import budget_result
 from mlcore.functional import softmax_entropy
 from mlcore.results import TrainingResult
+from statcore._compat import renamed_keywords, renamed_method
 from statcore._validation import check_option, check_positive, check_positive_int, check_scalar
 
 LOWER_MODES = ("confidence",)
 UPPER_MODES = ("snr",)
-PROGRESS_MODES = ("entropy", "steps")
+SCHEDULE_MODES = ("entropy", "steps")
 SNR_MODES = ("ema", "batch")
 #: Start of torch's warning about stepping the scheduler before the optimizer.
 _ORDER_WARNING = "Detected call of `lr_scheduler.step()` before `optimizer.step()`"
@@ -57,8 +59,8 @@ class CONGA(LRScheduler):
       :math:`\lVert m\rVert^2 / (v - \lVert m\rVert^2)` with bias-corrected EMAs
       :math:`m` of the gradient and :math:`v` of its squared norm (``snr="ema"``, from the
       optimizer's ``.grad`` after ``backward()``);
-    - progress: :math:`\pi_t = 1 - \tilde H_t / H_0` (``"entropy"``: EMA of the batch mean
-      entropy against the first batch's, clipped to [0, 1]) or :math:`\min(1, t/T)`
+    - progress (``schedule``): :math:`\pi_t = 1 - \tilde H_t / H_0` (``"entropy"``: EMA of the
+      batch mean entropy against the first batch's, clipped to [0, 1]) or :math:`\min(1, t/T)`
       (``"steps"``, ``total_steps=T``).
 
     Call it once per adaptation step, in this order::
@@ -80,7 +82,9 @@ class CONGA(LRScheduler):
         Adaptive lower bound, or a fixed fraction of the base LR (``eta_min / base``).
     upper : "snr" or float
         Adaptive upper bound, or a fixed fraction in (0, 1].
-    progress : {"entropy", "steps"}
+    schedule : {"entropy", "steps"}
+        How the adaptation progress that drives the cosine decay is measured (formerly
+        ``progress=``, which still works with a ``FutureWarning``).
     conf_threshold : "auto" or float
         Entropy margin ``E0`` in nats; ``"auto"`` is ``0.4 log C``.
     kappa : float
@@ -89,12 +93,12 @@ class CONGA(LRScheduler):
     ema : float
         EMA factor in [0, 1) for the gradient moments and the entropy.
     total_steps : int, optional
-        ``T``, required when ``progress="steps"``.
+        ``T``, required when ``schedule="steps"``.
     last_epoch : int
 
     Notes
     -----
-    With ``lower=eta_min / base``, ``upper=1.0`` and ``progress="steps"`` the schedule is
+    With ``lower=eta_min / base``, ``upper=1.0`` and ``schedule="steps"`` the schedule is
     exactly ``CosineAnnealingLR(T_max=total_steps, eta_min=eta_min)`` for ``t <= T``.
     The paper's text was not available (abstract only): the bound and progress formulas are
     a reconstruction from the abstract with the established ingredients it names (EATA's
@@ -119,13 +123,16 @@ class CONGA(LRScheduler):
     True
     """
 
+    # `progress=` is reserved for progress bars in statcore and mlcore; CONGA has no loop of
+    # its own to show one for, so the old schedule-mode spelling only routes to `schedule=`.
+    @renamed_keywords(progress="schedule")
     def __init__(
         self,
         optimizer,
         *,
         lower="confidence",
         upper="snr",
-        progress: str = "entropy",
+        schedule: str = "entropy",
         conf_threshold="auto",
         kappa: float = 1.0,
         snr: str = "ema",
@@ -135,7 +142,7 @@ class CONGA(LRScheduler):
     ):
         self.lower = _bound(lower, name="lower", modes=LOWER_MODES, low_inclusive=True)
         self.upper = _bound(upper, name="upper", modes=UPPER_MODES, low_inclusive=False)
-        self.progress = check_option(progress, name="progress", options=PROGRESS_MODES)
+        self.schedule = check_option(schedule, name="schedule", options=SCHEDULE_MODES)
         if isinstance(conf_threshold, str):
             check_option(conf_threshold, name="conf_threshold", options=("auto",))
         else:
@@ -144,9 +151,9 @@ class CONGA(LRScheduler):
         self.kappa = check_positive(kappa, name="kappa")
         self.snr = check_option(snr, name="snr", options=SNR_MODES)
         self.ema = check_scalar(ema, name="ema", low=0.0, high=1.0, high_inclusive=False)
-        if progress == "steps":
+        if schedule == "steps":
             if total_steps is None:
-                raise ValueError("`total_steps` is required when progress='steps'; got None")
+                raise ValueError("`total_steps` is required when schedule='steps'; got None")
             total_steps = check_positive_int(total_steps, name="total_steps")
         elif total_steps is not None:
             total_steps = check_positive_int(total_steps, name="total_steps")
@@ -210,7 +217,7 @@ class CONGA(LRScheduler):
             self.entropy0 = self.entropy_ema = self.mean_entropy
         else:
             self.entropy_ema = self.ema * self.entropy_ema + (1 - self.ema) * self.mean_entropy
-        if self.progress == "entropy":
+        if self.schedule == "entropy":
             ratio = self.entropy_ema / self.entropy0 if self.entropy0 > 0 else 0.0
             self.progress_value = min(1.0, max(0.0, 1.0 - ratio))
         self.n_observed += 1
@@ -258,15 +265,24 @@ class CONGA(LRScheduler):
             return math.inf
         return signal / noise
 
+    def load_state_dict(self, state_dict):
+        """Restore a :meth:`state_dict`, also one saved while ``schedule`` was ``progress``."""
+        if "progress" in state_dict:
+            state_dict = dict(state_dict)
+            state_dict["schedule"] = state_dict.pop("progress")
+        super().load_state_dict(state_dict)
+
     # -- schedule --------------------------------------------------------------------------
+    def _progress(self) -> float:
+        """The adaptation progress pi_t in [0, 1] under the chosen ``schedule``."""
+        if self.schedule == "steps":
+            return min(1.0, max(self.last_epoch, 0) / self.total_steps)
+        return self.progress_value
+
     def _fraction(self) -> float:
-        if self.progress == "steps":
-            progress = min(1.0, max(self.last_epoch, 0) / self.total_steps)
-        else:
-            progress = self.progress_value
         hi = self.upper_frac
         lo = min(self.confident_frac, hi)
-        return lo + 0.5 * (hi - lo) * (1.0 + math.cos(math.pi * progress))
+        return lo + 0.5 * (hi - lo) * (1.0 + math.cos(math.pi * self._progress()))
 
     def get_lr(self):
         """The LR of each parameter group: ``base_lr * fraction``, in closed form."""
@@ -283,11 +299,6 @@ class CONGA(LRScheduler):
 
     def _record(self) -> dict:
         hi = self.upper_frac
-        progress = (
-            min(1.0, max(self.last_epoch, 0) / self.total_steps)
-            if self.progress == "steps"
-            else self.progress_value
-        )
         base = self.base_lrs[0]
         return {
             "step": self.last_epoch,
@@ -295,23 +306,34 @@ class CONGA(LRScheduler):
             "loss": self.mean_entropy,
             "eta_lo": base * min(self.confident_frac, hi),
             "eta_hi": base * hi,
-            "progress": progress,
+            "progress": self._progress(),
             "confident_frac": self.confident_frac,
             "snr": self.snr_value,
         }
 
-    def trace(self, method: str = "CONGA schedule") -> TrainingResult:
+    def result(self, method: str = "CONGA schedule") -> TrainingResult:
         """The schedule so far as a :class:`~mlcore.results.TrainingResult`.
 
         ``history`` has one row per ``step()``: ``step, lr, loss`` (the observed batch's mean
         entropy), ``eta_lo, eta_hi, progress, confident_frac, snr`` (for the first group).
+        ``iterations`` counts the steps; the caller's loop decides how many, so the record is
+        converged (formerly ``trace()``, which still works with a ``FutureWarning``).
         """
-        return TrainingResult.from_records(
-            self.records, method=method, n_iter=len(self.records), nobs=self.n_observed
+        return budget_result(
+            self.records, method=method, nobs=self.n_observed,
+            function="CONGA.step", n_iter=len(self.records), maxiter=None,
+            criterion="observed batch mean entropy; the caller's loop sets the steps (no tol)",
+            remedy="check the adapted model's logits",
+            # NaN marks a step() without a new observe(); observed entropies are finite
+            # (observe() rejects non-finite logits), so the schedule itself never diverges.
+            nan_means_unobserved=True,
         )
 
     def __repr__(self) -> str:
         return (
-            f"CONGA(lower={self.lower!r}, upper={self.upper!r}, progress={self.progress!r}, "
+            f"CONGA(lower={self.lower!r}, upper={self.upper!r}, schedule={self.schedule!r}, "
             f"kappa={self.kappa}, snr={self.snr!r}, ema={self.ema})"
         )
+
+
+renamed_method(CONGA, "trace", "result")

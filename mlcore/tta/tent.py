@@ -7,6 +7,7 @@ import copy
 import torch
 from torch import nn
 
+from mlcore._iterations import budget_result
 from mlcore.functional import softmax_entropy
 from mlcore.results import TrainingResult
 from statcore._validation import check_callable, check_positive, check_positive_int, check_scalar
@@ -165,10 +166,20 @@ class Tent(nn.Module):
         return logits.detach()
 
     def result(self, method: str = "Tent") -> TrainingResult:
-        """The adaptation so far (``step, lr, loss`` = batch mean entropy) as a TrainingResult."""
+        """The adaptation so far (``step, lr, loss`` = batch mean entropy) as a TrainingResult.
+
+        ``iterations`` counts the gradient steps; the caller's stream decides how many, so the
+        record is converged unless the entropy went infinite or NaN ("diverged", with a
+        ``ConvergenceWarning``).
+        """
         if not self.history:
             raise ValueError("Tent has not adapted on any batch yet; call it on a batch first")
-        return TrainingResult.from_records(self.history, method=method, n_iter=len(self.history))
+        return budget_result(
+            self.history, method=method, function="Tent.forward", n_iter=len(self.history),
+            maxiter=None,
+            criterion="batch mean entropy; the caller's stream sets the steps (no tol)",
+            remedy="lower `lr` or use a schedule such as CONGA",
+        )
 
     def extra_repr(self) -> str:
         return f"steps={self.steps}, n_params={sum(p.numel() for p in self.params)}"

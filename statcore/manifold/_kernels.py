@@ -21,16 +21,21 @@ _CHUNK = 1024
 
 
 @njit(nogil=True)
-def _squared_distance_row(XT, k, c0, cols):
-    """``|X_k - X_l|^2`` at ``l = c0 .. c0 + cols - 1``, a new array (which, with the 1-d
-    slices, lets the loops vectorise)."""
+def _coordinate_row(AT, k, c0, cols, squared):
+    """``|A_k - A_l|^2`` (``squared``) or ``<A_k, A_l>`` at ``l = c0 .. c0 + cols - 1``, from
+    ``AT`` (d, n), a new array (which, with the 1-d slices, lets the loops vectorise; the
+    branch is the same for every coordinate, so it stays outside them)."""
     out = np.zeros(cols)
-    for j in range(XT.shape[0]):
-        xkj = XT[j, k]
-        xs = XT[j, c0 : c0 + cols]
-        for l in range(cols):
-            t = xs[l] - xkj
-            out[l] += t * t
+    for j in range(AT.shape[0]):
+        akj = AT[j, k]
+        row = AT[j, c0 : c0 + cols]
+        if squared:
+            for l in range(cols):
+                t = row[l] - akj
+                out[l] += t * t
+        else:
+            for l in range(cols):
+                out[l] += row[l] * akj
     return out
 
 
@@ -38,13 +43,8 @@ def _squared_distance_row(XT, k, c0, cols):
 def _product_row(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, k, c0, out):
     """``out[l] = c(a)_kl c(b)_kl`` at ``l = c0 .. c0 + len(out) - 1``."""
     cols = out.shape[0]
-    sq = _squared_distance_row(XT, k, c0, cols)
-    inner = np.zeros(cols)
-    for j in range(VT.shape[0]):
-        vkj = VT[j, k]
-        vs = VT[j, c0 : c0 + cols]
-        for l in range(cols):
-            inner[l] += vs[l] * vkj
+    sq = _coordinate_row(XT, k, c0, cols, True)
+    inner = _coordinate_row(VT, k, c0, cols, False)
     ca_k = c2 * a_tot - c1 * a_row[k]
     cb_k = c2 * b_tot - c1 * b_row[k]
     ar = a_row[c0 : c0 + cols]
@@ -63,7 +63,7 @@ def dist_row_sums(XT):
     for k in prange(n):
         acc = 0.0
         for c0 in range(0, n, _CHUNK):
-            sq = _squared_distance_row(XT, k, c0, min(_CHUNK, n - c0))
+            sq = _coordinate_row(XT, k, c0, min(_CHUNK, n - c0), True)
             for l in range(sq.shape[0]):
                 sq[l] = np.sqrt(sq[l])
             acc += sq.sum()

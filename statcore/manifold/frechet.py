@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from statcore._validation import check_positive, check_positive_int, describe
-from statcore.exceptions import ConvergenceWarning
 from statcore.manifold.manifolds import Manifold
-from statcore.results.base import Results
+from statcore.results import IterationRecord, Results
 
 __all__ = ["FrechetMeanResult", "frechet_mean"]
 
@@ -58,30 +56,41 @@ def _check_manifold(manifold) -> Manifold:
     return manifold
 
 
+#: Most halvings of the Karcher step before the iteration takes the smallest one anyway.
+_HALVINGS = 40
+
+
 def _karcher(Y, manifold: Manifold, init, maxiter: int, tol: float):
-    """Karcher flow with step halving; returns (mean, grad_norm, variance, n_iter, converged)."""
+    """Karcher flow with step halving.
+
+    Returns ``(mean, grad_norm, variance, n_iter, stalled, history)``; ``stalled``: the last
+    step found no decrease of the cost in ``_HALVINGS`` halvings.
+    """
     mu = init
     coords = manifold.log_coords(mu, Y)
     grad = coords.mean(axis=0)
     cost = 0.5 * np.mean(np.sum(coords**2, axis=1))
     grad_norm = float(np.linalg.norm(grad))
-    n_iter = 0
+    n_iter, stalled, history = 0, False, []
     while grad_norm >= tol and n_iter < maxiter:
         n_iter += 1
-        step = 1.0
+        step = 2.0
         # a unit step is exact in flat spaces and contracts on Hadamard manifolds; halving
         # guards the positively curved ones (sphere, SO(3)) against overshooting
-        for _ in range(40):
+        for _ in range(_HALVINGS):
+            step /= 2
             candidate = manifold.exp(mu, manifold.from_tangent_coords(mu, step * grad)[0])
             new_coords = manifold.log_coords(candidate, Y)
             new_cost = 0.5 * np.mean(np.sum(new_coords**2, axis=1))
-            if new_cost <= cost + 1e-15 * max(cost, 1.0):
+            stalled = new_cost > cost + 1e-15 * max(cost, 1.0)
+            if not stalled:
                 break
-            step /= 2
         mu, coords, cost = candidate, new_coords, new_cost
         grad = coords.mean(axis=0)
         grad_norm = float(np.linalg.norm(grad))
-    return mu, grad_norm, 2.0 * cost, n_iter, grad_norm < tol
+        history.append((n_iter, step, grad_norm, 2.0 * cost))
+    history = pd.DataFrame(history, columns=["iteration", "step", "grad_norm", "variance"])
+    return mu, grad_norm, 2.0 * cost, n_iter, stalled, history
 
 
 def frechet_mean(
@@ -109,7 +118,8 @@ def frechet_mean(
     Returns
     -------
     FrechetMeanResult
-        ``mean``, ``converged``, ``n_iter``, ``grad_norm``, ``variance``.
+        ``mean``, ``grad_norm``, ``variance`` and the iteration record ``iterations``
+        (``converged``, ``n_iter``, a history of step, gradient norm and variance per iteration).
 
     Raises
     ------
@@ -131,19 +141,25 @@ def frechet_mean(
     tol = check_positive(tol, name="tol")
     manifold.check_mean_domain(Y)
     start = manifold.initial_mean(Y) if init is None else manifold.check_point(init, name="init")
-    mean, grad_norm, variance, n_iter, converged = _karcher(Y, manifold, start, maxiter, tol)
-    if not converged:
-        warnings.warn(
-            f"frechet_mean: the Karcher flow stopped after maxiter={maxiter} iterations with "
-            f"gradient norm {grad_norm:.3g} > tol={tol:g}; raise `maxiter` or `tol`",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+    mean, grad_norm, variance, n_iter, stalled, history = _karcher(
+        Y, manifold, start, maxiter, tol
+    )
+    record = IterationRecord.from_run(
+        function="frechet_mean",
+        n_iter=n_iter,
+        maxiter=maxiter,
+        tol=tol,
+        criterion="norm of the Riemannian gradient",
+        last_value=grad_norm,
+        met=grad_norm < tol,
+        stalled=stalled,
+        history=history,
+        remedy="raise `maxiter`, loosen `tol` or start from a closer `init`",
+    )
     return FrechetMeanResult(
         method=f"Fréchet mean on {manifold!r}",
         nobs=len(Y),
-        converged=bool(converged),
-        n_iter=n_iter,
+        iterations=record,
         mean=mean,
         grad_norm=grad_norm,
         variance=variance,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from statcore._compat import renamed_keywords
 from statcore._validation import (
     as_float_array,
     check_option,
@@ -89,8 +90,13 @@ class Manifold:
         """Whether each point lies on the manifold within ``atol`` (bool array over the batch)."""
         raise NotImplementedError
 
-    def random_point(self, n: int, rng=None):
-        """``n`` random points, an ``(n, *point_shape)`` array."""
+    @renamed_keywords(rng="random_state")
+    def random_point(self, n: int, random_state=None):
+        """``n`` random points, an ``(n, *point_shape)`` array.
+
+        ``random_state`` (None, int, SeedSequence or Generator) seeds the draws; its old
+        spelling ``rng=`` still works for one release, with a ``FutureWarning``.
+        """
         raise NotImplementedError
 
     def initial_mean(self, Y):
@@ -188,8 +194,10 @@ class Euclidean(Manifold):
         y, single = _batched(y, 1)
         return _unbatch(np.all(np.isfinite(y), axis=-1) & (y.shape[-1] == self.dim), single)
 
-    def random_point(self, n: int, rng=None):
-        return check_random_state(rng).standard_normal((check_positive_int(n, name="n"), self.dim))
+    @renamed_keywords(rng="random_state")
+    def random_point(self, n: int, random_state=None):
+        n = check_positive_int(n, name="n")
+        return check_random_state(random_state).standard_normal((n, self.dim))
 
     def initial_mean(self, Y):
         return Y.mean(axis=0)
@@ -274,8 +282,10 @@ class Sphere(Manifold):
         ok = (y.shape[-1] == self.dim + 1) & (np.abs(np.linalg.norm(y, axis=-1) - 1.0) <= atol)
         return _unbatch(ok, single)
 
-    def random_point(self, n: int, rng=None):
-        z = check_random_state(rng).standard_normal((check_positive_int(n, name="n"), self.dim + 1))
+    @renamed_keywords(rng="random_state")
+    def random_point(self, n: int, random_state=None):
+        n = check_positive_int(n, name="n")
+        z = check_random_state(random_state).standard_normal((n, self.dim + 1))
         return z / np.linalg.norm(z, axis=1, keepdims=True)
 
     def initial_mean(self, Y):
@@ -394,8 +404,10 @@ class Hyperbolic(Manifold):
         )
         return _unbatch(ok, single)
 
-    def random_point(self, n: int, rng=None):
-        c = check_random_state(rng).standard_normal((check_positive_int(n, name="n"), self.dim))
+    @renamed_keywords(rng="random_state")
+    def random_point(self, n: int, random_state=None):
+        n = check_positive_int(n, name="n")
+        c = check_random_state(random_state).standard_normal((n, self.dim))
         return self.exp(self.origin, self.from_tangent_coords(self.origin, c))
 
     def initial_mean(self, Y):
@@ -563,8 +575,10 @@ class SPD(Manifold):
         w = np.linalg.eigvalsh(_symmetrize(y))
         return _unbatch(symmetric & (w[..., 0] > 0), single)
 
-    def random_point(self, n: int, rng=None):
-        c = check_random_state(rng).standard_normal((check_positive_int(n, name="n"), self.dim))
+    @renamed_keywords(rng="random_state")
+    def random_point(self, n: int, random_state=None):
+        n = check_positive_int(n, name="n")
+        c = check_random_state(random_state).standard_normal((n, self.dim))
         return self.exp(np.eye(self.k), self.from_tangent_coords(np.eye(self.k), c))
 
     def initial_mean(self, Y):
@@ -656,9 +670,10 @@ class SO3(Manifold):
         orth = np.max(np.abs(gram - np.eye(3)), axis=(-2, -1)) <= atol
         return _unbatch(orth & (np.linalg.det(y) > 0), single)
 
-    def random_point(self, n: int, rng=None):
+    @renamed_keywords(rng="random_state")
+    def random_point(self, n: int, random_state=None):
         n = check_positive_int(n, name="n")
-        return Rotation.random(n, random_state=check_random_state(rng)).as_matrix()
+        return Rotation.random(n, random_state=check_random_state(random_state)).as_matrix()
 
     def initial_mean(self, Y):
         # projection of the arithmetic mean onto SO(3) (the chordal L2 mean, Moakher 2002)
@@ -738,10 +753,11 @@ class GeomstatsManifold(Manifold):
     def belongs(self, y, atol: float = 1e-8):
         return np.asarray(self.space.belongs(np.asarray(y, float), atol=atol))
 
-    def random_point(self, n: int, rng=None):
+    @renamed_keywords(rng="random_state")
+    def random_point(self, n: int, random_state=None):
         n = check_positive_int(n, name="n")
-        seed = int(check_random_state(rng).integers(2**32))
-        # geomstats draws from numpy's global generator: seed it from `rng`, then restore it
+        seed = int(check_random_state(random_state).integers(2**32))
+        # geomstats draws from numpy's global generator: seed it from ours, then restore it
         state = np.random.get_state()  # noqa: NPY002 - geomstats uses the legacy global RNG
         try:
             np.random.seed(seed)  # noqa: NPY002

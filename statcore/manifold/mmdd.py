@@ -25,7 +25,7 @@ from statcore._validation import (
     check_random_state,
     check_same_length,
 )
-from statcore.distributed import get_backend
+from statcore.distributed import borrowed_backend
 from statcore.manifold import _kernels
 from statcore.manifold.frechet import _check_manifold, frechet_mean
 from statcore.manifold.manifolds import Manifold
@@ -278,14 +278,10 @@ def _wild_bootstrap(c: _Centred, n_resamples, multiplier, rng, backend, progress
     per_task = 1 if c.order is not None else max(1, _TASK_DOUBLES // (n * size))
     batches = list(zip(seeds, sizes, strict=True))
     tasks = [tuple(batches[i : i + per_task]) for i in range(0, len(batches), per_task)]
-    runner = get_backend(backend)
-    try:
+    with borrowed_backend(backend) as runner:
         parts = runner.map(
             _BootstrapBatch(c, multiplier), tasks, progress=progress, desc="MMDD wild bootstrap",
         )
-    finally:
-        if runner is not backend:
-            runner.close()
     return np.concatenate(parts)
 
 
@@ -305,8 +301,8 @@ def _null_eigenvalues(X, V, rng) -> tuple[np.ndarray, int]:
     return lam[lam > 1e-12 * max(lam.max(), 1e-300)], n
 
 
-def _prepare(Y, X, manifold, base_point):
-    """Validated arrays, the base point and the tangent coordinates ``V_i = Log_mu Y_i``."""
+def _check_sample(Y, X, manifold, *, purpose: str = ""):
+    """The manifold, ``Y`` on it and ``X`` as an (n, p) array, with at least 4 rows each."""
     manifold = _check_manifold(manifold)
     X = as_float_array(X, name="X", ndim=(1, 2))
     if X.ndim == 1:
@@ -314,7 +310,13 @@ def _prepare(Y, X, manifold, base_point):
     Y = manifold.check_points(Y, name="Y")
     n = check_same_length(Y=Y, X=X)
     if n < 4:
-        raise ValueError(f"`Y` and `X` need at least 4 rows for the U-statistic; got {n}")
+        raise ValueError(f"`Y` and `X` need at least 4 rows{purpose}; got {n}")
+    return Y, X, manifold
+
+
+def _prepare(Y, X, manifold, base_point):
+    """Validated arrays, the base point and the tangent coordinates ``V_i = Log_mu Y_i``."""
+    Y, X, manifold = _check_sample(Y, X, manifold, purpose=" for the U-statistic")
     if base_point is None:
         base_point = frechet_mean(Y, manifold).mean
     else:
@@ -528,16 +530,10 @@ def dcov_test(
     Lyons, R. (2013). Distance covariance in metric spaces. *Annals of Probability* 41(5),
     3284-3305.
     """
-    manifold = _check_manifold(manifold)
+    Y, X, manifold = _check_sample(Y, X, manifold)
     n_resamples = check_positive_int(n_resamples, name="n_resamples")
     rng = check_random_state(random_state)
-    X = as_float_array(X, name="X", ndim=(1, 2))
-    if X.ndim == 1:
-        X = X[:, None]
-    Y = manifold.check_points(Y, name="Y")
-    n = check_same_length(Y=Y, X=X)
-    if n < 4:
-        raise ValueError(f"`Y` and `X` need at least 4 rows; got {n}")
+    n = len(X)
     if n > _MAX_DCOV_N:
         raise ValueError(
             f"dcov_test holds n x n distance matrices; n={n} exceeds {_MAX_DCOV_N}: test a "

@@ -24,6 +24,51 @@ def _sigmoid(x):
     return e / (1.0 + e)
 
 
+@njit(inline="always")
+def _logit(Z, alpha, rho, i, j):
+    """Theta_ij = alpha_i + alpha_j + rho + z_i'z_j, summed in that order by every kernel."""
+    theta = alpha[i] + alpha[j] + rho
+    for k in range(Z.shape[1]):
+        theta += Z[i, k] * Z[j, k]
+    return theta
+
+
+@njit(inline="always")
+def _clear_row(i, grad_z, hess):
+    for k in range(grad_z.shape[1]):
+        grad_z[i, k] = 0.0
+    for a in range(hess.shape[1]):
+        for b in range(hess.shape[2]):
+            hess[i, a, b] = 0.0
+
+
+@njit(inline="always")
+def _mirror_row(i, hess):
+    # _add_pair fills row 0 and the lower triangle of the z block; the rest is their mirror
+    for k in range(1, hess.shape[1]):
+        hess[i, k, 0] = hess[i, 0, k]
+        for m in range(1, k):
+            hess[i, m, k] = hess[i, k, m]
+
+
+@njit(inline="always")
+def _add_pair(i, j, a, weight, Z, alpha, rho, grad_z, hess, totals):
+    """Add one weighted pair (i, j) with A_ij = a to row i's sums; totals = (g_alpha, llf, info)."""
+    theta = _logit(Z, alpha, rho, i, j)
+    p, softplus = _sigmoid_and_log1p_exp(theta)
+    resid = weight * (a - p)
+    w = weight * p * (1.0 - p)
+    totals[0] += resid
+    totals[1] += weight * (a * theta - softplus)
+    totals[2] += w
+    hess[i, 0, 0] += w
+    for k in range(Z.shape[1]):
+        grad_z[i, k] += resid * Z[j, k]
+        hess[i, 0, k + 1] += w * Z[j, k]
+        for m in range(k + 1):
+            hess[i, k + 1, m + 1] += w * Z[j, k] * Z[j, m]
+
+
 @njit(parallel=True)
 def pair_sums(Z, alpha, rho, indptr, indices, grad_z, grad_alpha, row_llf, row_info, hess):
     """One pass over all ordered pairs (i, j), i != j, of the logistic latent space model.
@@ -36,61 +81,34 @@ def pair_sums(Z, alpha, rho, indptr, indices, grad_z, grad_alpha, row_llf, row_i
     The adjacency comes as CSR with sorted column indices. Each row is written by one thread
     only, so the parallel loop needs no atomics; memory is O(n r).
     """
-    n, r = Z.shape
+    n = Z.shape[0]
     for i in prange(n):
         ptr = indptr[i]
         end = indptr[i + 1]
-        g_alpha = 0.0
-        llf = 0.0
-        info = 0.0
-        for k in range(r):
-            grad_z[i, k] = 0.0
-        for a in range(r + 1):
-            for b in range(r + 1):
-                hess[i, a, b] = 0.0
+        totals = np.zeros(3)
+        _clear_row(i, grad_z, hess)
         for j in range(n):
             if j == i:
                 continue
             while ptr < end and indices[ptr] < j:
                 ptr += 1
             a = 1.0 if (ptr < end and indices[ptr] == j) else 0.0
-            theta = alpha[i] + alpha[j] + rho
-            for k in range(r):
-                theta += Z[i, k] * Z[j, k]
-            p, softplus = _sigmoid_and_log1p_exp(theta)
-            resid = a - p
-            g_alpha += resid
-            llf += a * theta - softplus
-            w = p * (1.0 - p)
-            info += w
-            hess[i, 0, 0] += w
-            for k in range(r):
-                grad_z[i, k] += resid * Z[j, k]
-                hess[i, 0, k + 1] += w * Z[j, k]
-                for m in range(k + 1):
-                    hess[i, k + 1, m + 1] += w * Z[j, k] * Z[j, m]
-        # mirror what was accumulated: row 0 and the lower triangle of the z block
-        for k in range(1, r + 1):
-            hess[i, k, 0] = hess[i, 0, k]
-            for m in range(1, k):
-                hess[i, m, k] = hess[i, k, m]
-        grad_alpha[i] = g_alpha
-        row_llf[i] = llf
-        row_info[i] = info
+            _add_pair(i, j, a, 1.0, Z, alpha, rho, grad_z, hess, totals)
+        _mirror_row(i, hess)
+        grad_alpha[i] = totals[0]
+        row_llf[i] = totals[1]
+        row_info[i] = totals[2]
 
 
 @njit(parallel=True)
 def mean_probability(Z, alpha, rho):
     """Mean of P_ij over the pairs i < j (the fitted density)."""
-    n, r = Z.shape
+    n = Z.shape[0]
     rows = np.zeros(n)
     for i in prange(n):
         acc = 0.0
         for j in range(i + 1, n):
-            theta = alpha[i] + alpha[j] + rho
-            for k in range(r):
-                theta += Z[i, k] * Z[j, k]
-            acc += _sigmoid(theta)
+            acc += _sigmoid(_logit(Z, alpha, rho, i, j))
         rows[i] = acc
     return rows.sum() / (n * (n - 1) / 2.0)
 
@@ -99,13 +117,8 @@ def mean_probability(Z, alpha, rho):
 def probabilities_of_pairs(Z, alpha, rho, rows, cols):
     """P_ij for given index pairs."""
     out = np.empty(rows.shape[0])
-    r = Z.shape[1]
     for t in range(rows.shape[0]):
-        i, j = rows[t], cols[t]
-        theta = alpha[i] + alpha[j] + rho
-        for k in range(r):
-            theta += Z[i, k] * Z[j, k]
-        out[t] = _sigmoid(theta)
+        out[t] = _sigmoid(_logit(Z, alpha, rho, rows[t], cols[t]))
     return out
 
 
@@ -115,16 +128,13 @@ def sample_dense_rows(Z, alpha, rho, first_row, uniforms, out_rows, out_cols):
 
     ``uniforms`` holds one draw per pair, row by row; returns the number of edges written.
     """
-    n, r = Z.shape
+    n = Z.shape[0]
     count = 0
     t = 0
     i = first_row
     while t < uniforms.shape[0]:
         for j in range(i + 1, n):
-            theta = alpha[i] + alpha[j] + rho
-            for k in range(r):
-                theta += Z[i, k] * Z[j, k]
-            if uniforms[t] < _sigmoid(theta):
+            if uniforms[t] < _sigmoid(_logit(Z, alpha, rho, i, j)):
                 out_rows[count] = i
                 out_cols[count] = j
                 count += 1
@@ -146,7 +156,7 @@ def sample_envelope(Z, alpha, rho, order, weights, uniforms, out_rows, out_cols)
     Returns (number of edges, uniforms used); the number used is -1 when ``uniforms`` or the
     output buffers ran out, and the caller retries with larger ones.
     """
-    n, r = Z.shape
+    n = Z.shape[0]
     used = 0
     count = 0
     n_uniform = uniforms.shape[0]
@@ -172,12 +182,9 @@ def sample_envelope(Z, alpha, rho, order, weights, uniforms, out_rows, out_cols)
             if uniforms[used] < q_v / q:
                 used += 1
                 i, j = order[u], order[v]
-                theta = alpha[i] + alpha[j] + rho
-                for k in range(r):
-                    theta += Z[i, k] * Z[j, k]
                 if used >= n_uniform:
                     return count, -1
-                if uniforms[used] * q_v < _sigmoid(theta):
+                if uniforms[used] * q_v < _sigmoid(_logit(Z, alpha, rho, i, j)):
                     if count >= capacity:
                         return count, -1
                     out_rows[count] = min(i, j)
@@ -189,27 +196,6 @@ def sample_envelope(Z, alpha, rho, order, weights, uniforms, out_rows, out_cols)
             q = q_v
             v += 1
     return count, used
-
-
-@njit(inline="always")
-def _add_pair(i, j, a, weight, Z, alpha, rho, grad_z, hess, totals):
-    """Add one weighted pair (i, j) with A_ij = a to row i's sums; totals = (g_alpha, llf, info)."""
-    r = Z.shape[1]
-    theta = alpha[i] + alpha[j] + rho
-    for k in range(r):
-        theta += Z[i, k] * Z[j, k]
-    p, softplus = _sigmoid_and_log1p_exp(theta)
-    resid = weight * (a - p)
-    w = weight * p * (1.0 - p)
-    totals[0] += resid
-    totals[1] += weight * (a * theta - softplus)
-    totals[2] += w
-    hess[i, 0, 0] += w
-    for k in range(r):
-        grad_z[i, k] += resid * Z[j, k]
-        hess[i, 0, k + 1] += w * Z[j, k]
-        for m in range(k + 1):
-            hess[i, k + 1, m + 1] += w * Z[j, k] * Z[j, m]
 
 
 @njit(parallel=True)
@@ -240,14 +226,10 @@ def sampled_pair_sums(
     sums here are its exact gradient and diagonal Hessian blocks, so a line search on it is
     consistent. Work O((edges + draws) r) per call.
     """
-    n, r = Z.shape
+    n = Z.shape[0]
     for i in prange(n):
         totals = np.zeros(3)
-        for k in range(r):
-            grad_z[i, k] = 0.0
-        for a in range(r + 1):
-            for b in range(r + 1):
-                hess[i, a, b] = 0.0
+        _clear_row(i, grad_z, hess)
         for t in range(indptr[i], indptr[i + 1]):
             _add_pair(i, indices[t], 1.0, 1.0, Z, alpha, rho, grad_z, hess, totals)
         half = 0.5 * weights[i]
@@ -256,10 +238,7 @@ def sampled_pair_sums(
         for t in range(in_ptr[i], in_ptr[i + 1]):
             j = in_idx[t]
             _add_pair(i, j, 0.0, 0.5 * weights[j], Z, alpha, rho, grad_z, hess, totals)
-        for k in range(1, r + 1):
-            hess[i, k, 0] = hess[i, 0, k]
-            for m in range(1, k):
-                hess[i, m, k] = hess[i, k, m]
+        _mirror_row(i, hess)
         grad_alpha[i] = totals[0]
         row_llf[i] = totals[1]
         row_info[i] = totals[2]
@@ -319,55 +298,37 @@ def incoming(cand_idx, k, n):
     return in_ptr, in_idx
 
 
+@njit(inline="always")
+def _add_moments(first, second, i, p, weight):
+    first[i] += weight * p
+    second[i] += weight * p * (1.0 - p)
+
+
 @njit(parallel=True)
 def pair_moments(Z, alpha, rho):
     """``(sum P_ij, sum P_ij (1 - P_ij))`` over the pairs i < j, in one pass."""
-    n, r = Z.shape
+    n = Z.shape[0]
     first = np.zeros(n)
     second = np.zeros(n)
     for i in prange(n):
-        acc = 0.0
-        acc2 = 0.0
         for j in range(i + 1, n):
-            theta = alpha[i] + alpha[j] + rho
-            for k in range(r):
-                theta += Z[i, k] * Z[j, k]
-            p = _sigmoid(theta)
-            acc += p
-            acc2 += p * (1.0 - p)
-        first[i] = acc
-        second[i] = acc2
+            _add_moments(first, second, i, _sigmoid(_logit(Z, alpha, rho, i, j)), 1.0)
     return first.sum(), second.sum()
 
 
 @njit(parallel=True)
 def sampled_moments(Z, alpha, rho, indptr, indices, cand_ptr, cand_idx, weights):
     """The case-control estimates of ``pair_moments``: edges once each, draws weighted."""
-    n, r = Z.shape
+    n = Z.shape[0]
     first = np.zeros(n)
     second = np.zeros(n)
     for i in prange(n):
-        acc = 0.0
-        acc2 = 0.0
         for t in range(indptr[i], indptr[i + 1]):
             j = indices[t]
             if j > i:
-                p = _pair_probability(Z, alpha, rho, i, j)
-                acc += p
-                acc2 += p * (1.0 - p)
+                _add_moments(first, second, i, _sigmoid(_logit(Z, alpha, rho, i, j)), 1.0)
         half = 0.5 * weights[i]
         for t in range(cand_ptr[i], cand_ptr[i + 1]):
-            p = _pair_probability(Z, alpha, rho, i, cand_idx[t])
-            acc += half * p
-            acc2 += half * p * (1.0 - p)
-        first[i] = acc
-        second[i] = acc2
+            p = _sigmoid(_logit(Z, alpha, rho, i, cand_idx[t]))
+            _add_moments(first, second, i, p, half)
     return first.sum(), second.sum()
-
-
-@njit(inline="always")
-def _pair_probability(Z, alpha, rho, i, j):
-    theta = alpha[i] + alpha[j] + rho
-    for k in range(Z.shape[1]):
-        theta += Z[i, k] * Z[j, k]
-    return _sigmoid(theta)

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from statcore._compat import import_optional, renamed_attribute
+from statcore._progress import progress as progress_bar
 from statcore._validation import (
     as_float_array,
     check_option,
@@ -18,6 +20,7 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
+from statcore.base import Estimator
 from statcore.results import Results
 
 SCALINGS = ("minmax", "standard")
@@ -27,14 +30,10 @@ _R2_ROWS = 2000
 
 
 def _require_sklearn():
-    try:
-        from sklearn.ensemble import HistGradientBoostingRegressor
-        from threadpoolctl import threadpool_limits
-    except ImportError as exc:  # pragma: no cover - the test environment has scikit-learn
-        raise ImportError(
-            "the diffusion generator needs scikit-learn (>= 1.4): pip install 'statcore[network]'"
-        ) from exc
-    return HistGradientBoostingRegressor, threadpool_limits
+    """scikit-learn's regressor and threadpoolctl (a scikit-learn dependency): the network extra."""
+    ensemble = import_optional("sklearn.ensemble", "network")
+    threadpoolctl = import_optional("threadpoolctl", "network")
+    return ensemble.HistGradientBoostingRegressor, threadpoolctl.threadpool_limits
 
 
 def _optional_positive_int(value, *, name: str):
@@ -47,6 +46,48 @@ def _time_grid(n_t: int, solver: str) -> np.ndarray:
     if solver == "heun":
         return np.linspace(0.0, 1.0, n_t)
     return np.arange(n_t) / n_t
+
+
+def _column_scaling(X, scaling):
+    """Column ranges and the (centre, spread) that map each column to the scaled space.
+
+    Constant columns get centre = their value and spread 1: they are reproduced, not modelled.
+    """
+    lower, upper = X.min(axis=0), X.max(axis=0)
+    constant = upper == lower
+    if scaling == "minmax":
+        centre, spread = (upper + lower) / 2.0, (upper - lower) / 2.0
+    else:
+        centre, spread = X.mean(axis=0), X.std(axis=0)
+    centre[constant] = lower[constant]
+    spread[constant] = 1.0
+    return lower, upper, centre, spread
+
+
+def _fit_velocities(x1, x0, times, seeds, check_rows, hyper, *, n_threads, bar):
+    """One regressor per (noise level, column) of the velocity x1 - x0 on x_t; their R^2."""
+    Regressor, threadpool_limits = _require_sklearn()
+    target = x1 - x0
+    n_columns = x1.shape[1]
+    regressors, r2 = [], np.full((len(times), n_columns), np.nan)
+    with threadpool_limits(limits=n_threads, user_api="openmp"):
+        for level, t in enumerate(times):
+            xt = t * x1 + (1.0 - t) * x0
+            fitted = []
+            for k in range(n_columns):
+                reg = Regressor(
+                    loss="squared_error",
+                    early_stopping=False,
+                    random_state=int(seeds[level, k]),
+                    **hyper,
+                ).fit(xt, target[:, k])
+                y = target[check_rows, k]
+                resid = y - reg.predict(xt[check_rows])
+                r2[level, k] = 1.0 - resid.var() / y.var()
+                fitted.append(reg)
+                bar.update(1)
+            regressors.append(tuple(fitted))
+    return regressors, r2
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -71,8 +112,9 @@ class ForestFlowResults(Results):
         Columns that did not vary in the data: reproduced exactly, not modelled.
     hyperparameters : dict
         Options of the gradient-boosted tree regressors.
-    fit_seconds : float
-        Wall time of the fit.
+    wall_time_s : float
+        Wall time of the fit in seconds (``fit_seconds`` before; that name warns
+        ``FutureWarning`` and goes in the next release).
     """
 
     columns: tuple[str, ...]
@@ -84,7 +126,7 @@ class ForestFlowResults(Results):
     clip: bool
     constant_columns: tuple[int, ...]
     hyperparameters: dict
-    fit_seconds: float
+    wall_time_s: float
     n_threads: int | None
     _regressors: tuple = field(repr=False)
     _centre: np.ndarray = field(repr=False)
@@ -92,6 +134,8 @@ class ForestFlowResults(Results):
     _lower: np.ndarray = field(repr=False)
     _upper: np.ndarray = field(repr=False)
     _r2: np.ndarray = field(repr=False)
+
+    fit_seconds = renamed_attribute("fit_seconds", "wall_time_s")
 
     def sample(self, n: int, random_state=None) -> np.ndarray:
         """Draw ``n`` new rows by integrating the fitted velocity field from Gaussian noise.
@@ -142,6 +186,8 @@ class ForestFlowResults(Results):
     def tidy(self) -> pd.DataFrame:
         """One row per (noise level, modelled column): the training R^2 of the fitted velocity.
 
+        Columns ``noise_level`` (the level's index), ``t``, ``column``, ``velocity_r2``.
+
         R^2 is computed on up to 2,000 training rows per level. It is near 1 close to the noise
         (t = 0, where the target is almost a linear function of x_t) and falls with t, as the
         velocity becomes noise that x_t cannot predict; it is a diagnostic, not a fit criterion.
@@ -149,7 +195,7 @@ class ForestFlowResults(Results):
         active = [c for c in range(len(self.columns)) if c not in self.constant_columns]
         rows = [
             {
-                "level": level,
+                "noise_level": level,
                 "t": float(t),
                 "column": self.columns[col],
                 "velocity_r2": float(self._r2[level, k]),
@@ -157,7 +203,7 @@ class ForestFlowResults(Results):
             for level, t in enumerate(self.times)
             for k, col in enumerate(active)
         ]
-        return pd.DataFrame(rows, columns=["level", "t", "column", "velocity_r2"])
+        return pd.DataFrame(rows, columns=["noise_level", "t", "column", "velocity_r2"])
 
     def glance(self) -> pd.DataFrame:
         row = super().glance()
@@ -167,11 +213,11 @@ class ForestFlowResults(Results):
         row["solver"] = self.solver
         row["scaling"] = self.scaling
         row["regressors"] = sum(len(level) for level in self._regressors)
-        row["fit_seconds"] = self.fit_seconds
+        row["wall_time_s"] = self.wall_time_s
         return row
 
 
-class ForestFlow:
+class ForestFlow(Estimator):
     """Tree-based flow matching for a numeric table (ForestFlow; SyNGLER's SyNG-D).
 
     Conditional flow matching with the straight path ``x_t = t x_1 + (1 - t) x_0`` from Gaussian
@@ -220,6 +266,14 @@ class ForestFlow:
         if self.columns is None:
             self.columns = tuple(f"x{j}" for j in range(self.data.shape[1]))
 
+    @property
+    def nobs(self) -> int:
+        """Number of rows of the table."""
+        return self.data.shape[0]
+
+    def _repr_spec(self) -> str:
+        return f"columns={list(self.columns)}"
+
     def fit(
         self,
         *,
@@ -237,6 +291,7 @@ class ForestFlow:
         clip: bool = True,
         n_threads: int | None = 1,
         random_state=None,
+        progress: bool = False,
     ) -> ForestFlowResults:
         """Fit one velocity regressor per noise level and column.
 
@@ -265,11 +320,14 @@ l2_regularization, max_bins
             None uses scikit-learn's default (all cores).
         random_state : None, int or Generator
             Draws the training noise (and seeds the regressors).
+        progress : bool
+            Show a progress bar over the ``n_t`` x (modelled columns) regressors being fitted.
 
         Returns
         -------
         ForestFlowResults
         """
+        # over 80 lines only through its docstring; the regressions run in _fit_velocities
         n_t = check_positive_int(n_t, name="n_t", minimum=2)
         duplicate_K = check_positive_int(duplicate_K, name="duplicate_K")
         hyper = {
@@ -293,51 +351,30 @@ l2_regularization, max_bins
             raise TypeError(f"`clip` must be True or False; got {describe(clip)}")
         n_threads = _optional_positive_int(n_threads, name="n_threads")
         rng = check_random_state(random_state)
-        Regressor, threadpool_limits = _require_sklearn()
+        _require_sklearn()  # a missing extra fails here, before any work
 
         start = time.perf_counter()
         X = self.data
-        lower, upper = X.min(axis=0), X.max(axis=0)
+        lower, upper, centre, spread = _column_scaling(X, scaling)
         constant = np.flatnonzero(upper == lower)
         active = np.flatnonzero(upper > lower)
-        if scaling == "minmax":
-            centre, spread = (upper + lower) / 2.0, (upper - lower) / 2.0
-        else:
-            centre, spread = X.mean(axis=0), X.std(axis=0)
-        centre[constant] = lower[constant]
-        spread[constant] = 1.0
 
         times = _time_grid(n_t, solver)
         x1 = np.tile((X[:, active] - centre[active]) / spread[active], (duplicate_K, 1))
         x0 = rng.standard_normal(x1.shape)
-        target = x1 - x0
         seeds = rng.integers(0, 2**31 - 1, size=(n_t, len(active)))
         check_rows = rng.choice(len(x1), size=min(len(x1), _R2_ROWS), replace=False)
-        regressors, r2 = [], np.full((n_t, len(active)), np.nan)
-        with threadpool_limits(limits=n_threads, user_api="openmp"):
-            for level, t in enumerate(times):
-                xt = t * x1 + (1.0 - t) * x0
-                fitted = []
-                for k in range(len(active)):
-                    reg = Regressor(
-                        loss="squared_error",
-                        early_stopping=False,
-                        random_state=int(seeds[level, k]),
-                        **hyper,
-                    ).fit(xt, target[:, k])
-                    y = target[check_rows, k]
-                    resid = y - reg.predict(xt[check_rows])
-                    r2[level, k] = 1.0 - resid.var() / y.var()
-                    fitted.append(reg)
-                regressors.append(tuple(fitted))
+        with progress_bar(n_t * len(active), enabled=progress, desc="ForestFlow.fit") as bar:
+            regressors, r2 = _fit_velocities(
+                x1, x0, times, seeds, check_rows, hyper, n_threads=n_threads, bar=bar
+            )
         elapsed = time.perf_counter() - start
 
         hyper_out = dict(hyper)
         hyper_out["n_estimators"] = hyper_out.pop("max_iter")
         return ForestFlowResults(
+            **self._result_fields(),
             method=f"ForestFlow (tree-based flow matching, {solver})",
-            nobs=X.shape[0],
-            model=self,
             columns=self.columns,
             times=times,
             n_t=n_t,
@@ -347,7 +384,7 @@ l2_regularization, max_bins
             clip=bool(clip),
             constant_columns=tuple(int(c) for c in constant),
             hyperparameters=hyper_out,
-            fit_seconds=elapsed,
+            wall_time_s=elapsed,
             n_threads=n_threads,
             _regressors=tuple(regressors),
             _centre=centre,

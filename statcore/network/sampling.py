@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from statcore._compat import renamed_keywords
 from statcore._validation import check_random_state
 from statcore.network import _kernels
 from statcore.network.graph import to_networkx
@@ -25,8 +26,12 @@ def _envelope_weights(Z, alpha, rho):
     return np.exp(alpha + 0.5 * rho + 0.5 * np.einsum("ij,ij->i", Z, Z))
 
 
-def sample_edge_arrays(Z, alpha, rho, rng, method="auto"):
+@renamed_keywords(rng="random_state")
+def sample_edge_arrays(Z, alpha, rho, random_state=None, method="auto"):
     """Edge endpoints ``(rows, cols)``, rows < cols, of one draw; and the method used.
+
+    ``Z``, ``alpha`` are float64 C-contiguous arrays; ``random_state`` (None, int or Generator;
+    ``rng=`` is its old spelling, warning ``FutureWarning``) supplies every draw.
 
     ``method="blocks"`` thins a Poisson process over a block-wise rank-one envelope (exact,
     work O(n + blocks^2 + proposals), proposals a small multiple of the edges; see
@@ -36,6 +41,7 @@ def sample_edge_arrays(Z, alpha, rho, rng, method="auto"):
     takes the global envelope, else the blocks, whichever first has expected proposals below
     5% of all pairs, else dense.
     """
+    rng = check_random_state(random_state)
     n = Z.shape[0]
     n_pairs = n * (n - 1) / 2
     if method == "auto":
@@ -199,8 +205,7 @@ def _sample_dense(Z, alpha, rho, rng):
 
 def sample_edges(Z, alpha, rho, random_state=None, method="auto"):
     """One networkx graph on nodes 0..n-1 with edge probabilities sigmoid(Theta_ij)."""
-    rng = check_random_state(random_state)
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     alpha = np.ascontiguousarray(alpha, dtype=np.float64)
-    rows, cols, _ = sample_edge_arrays(Z, alpha, float(rho), rng, method=method)
+    rows, cols, _ = sample_edge_arrays(Z, alpha, float(rho), random_state, method=method)
     return to_networkx(Z.shape[0], rows, cols)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
+from statcore._compat import renamed_keywords
 from statcore._validation import (
     check_option,
     check_positive,
@@ -15,20 +17,22 @@ from statcore._validation import (
     check_random_state,
     describe,
 )
+from statcore.base import Estimator
 from statcore.network.diffusion import ForestFlow, ForestFlowResults
 from statcore.network.graph import to_networkx
-from statcore.network.latent import (
-    BOUND,
-    LatentSpaceModel,
-    LatentSpaceResults,
-    _plot_positions,
-)
+from statcore.network.latent import LatentSpaceModel
+from statcore.network.latent_results import LatentSpaceResults, _plot_positions
 from statcore.network.sampling import sample_edge_arrays
 from statcore.results import Results, Summary
 
 GENERATORS = ("resample", "kde", "diffusion")
-# ForestFlow.fit options that SyNGLER.fit passes through (random_state comes from fit itself)
-DIFFUSION_OPTIONS = tuple(name for name in ForestFlow.fit.__kwdefaults__ if name != "random_state")
+# ForestFlow.fit options that SyNGLER.fit passes through (random_state and progress come from
+# SyNGLER.fit itself)
+DIFFUSION_OPTIONS = tuple(
+    name
+    for name in inspect.signature(ForestFlow.fit).parameters
+    if name not in ("self", "random_state", "progress")
+)
 
 
 def silverman_bandwidth(n: int, d: int) -> float:
@@ -68,8 +72,24 @@ class SynglerResults(Results):
         "positions": lambda res, ax=None, **kw: _plot_positions(res.latent, ax=ax, **kw)
     }
 
-    def sample_parameters(self, n_nodes: int, rng: np.random.Generator):
-        """Node parameters (Z, alpha) of one synthetic graph with ``n_nodes`` nodes."""
+    @renamed_keywords(rng="random_state")
+    def sample_parameters(self, n_nodes: int, random_state=None):
+        """Node parameters (Z, alpha) of one synthetic graph with ``n_nodes`` nodes.
+
+        Parameters
+        ----------
+        n_nodes : int
+            Number of nodes.
+        random_state : None, int or Generator
+            Source of the draws (a Generator passed in continues its stream). ``rng=`` is the
+            old spelling (warns ``FutureWarning``).
+
+        Returns
+        -------
+        Z : ndarray of shape (n_nodes, dim)
+        alpha : ndarray of shape (n_nodes,)
+        """
+        rng = check_random_state(random_state)
         if self.generator == "diffusion":
             rows = self.diffusion.sample(n_nodes, random_state=rng)
         else:
@@ -144,7 +164,7 @@ class SynglerResults(Results):
         )
 
 
-class SyNGLER:
+class SyNGLER(Estimator):
     """Synthetic network generation via latent embedding reconstruction.
 
     Stage 1 fits a logistic latent space model with degree heterogeneity
@@ -181,30 +201,46 @@ class SyNGLER:
             graph, dim=dim, degree_heterogeneity=degree_heterogeneity
         )
 
+    @property
+    def nobs(self) -> int:
+        """Number of nodes."""
+        return self.latent_model.nobs
+
+    def _repr_spec(self) -> str:
+        return f"generator={self.generator!r}, {self.latent_model._repr_spec()}"
+
     def fit(
         self,
         *,
-        method: str = "newton",
-        maxiter: int = 1000,
-        tol: float | None = None,
-        step: float | None = None,
-        penalty: float = 1e-3,
-        bound: float | None = BOUND,
-        nonedges="auto",
         bandwidth: float | None = None,
         diffusion_options: dict | None = None,
         random_state=None,
         progress: bool = False,
+        **latent_options,
     ) -> SynglerResults:
         """Fit stage 1 and the generator.
 
-        ``bandwidth`` scales the ``"kde"`` kernel (default Silverman's rule on r + 1
-        dimensions). ``diffusion_options`` (``"diffusion"`` only) is a dict of
-        :meth:`ForestFlow.fit` options (``n_t``, ``duplicate_K``, ``n_estimators``,
-        ``learning_rate``, ``max_depth``, ...; defaults are the authors' SyNG-D settings, 50
-        levels and 100 noise copies, which take minutes on thousands of nodes; ``n_t=10,
-        duplicate_K=10`` is a fast start). ``random_state`` feeds stage 1 first and the
-        generator's fit after it. The other options go to :meth:`LatentSpaceModel.fit`.
+        Parameters
+        ----------
+        bandwidth : float, optional
+            Scale of the ``"kde"`` kernel (default Silverman's rule on r + 1 dimensions).
+        diffusion_options : dict, optional
+            ``"diffusion"`` only: :meth:`ForestFlow.fit` options (``n_t``, ``duplicate_K``,
+            ``n_estimators``, ``learning_rate``, ``max_depth``, ...; defaults are the authors'
+            SyNG-D settings, 50 levels and 100 noise copies, which take minutes on thousands
+            of nodes; ``n_t=10, duplicate_K=10`` is a fast start).
+        random_state : None, int or Generator
+            Feeds stage 1 first and the generator's fit after it.
+        progress : bool
+            Show progress bars for stage 1 and the SyNG-D generator's fit.
+        **latent_options
+            Options of :meth:`LatentSpaceModel.fit` (``method``, ``maxiter``, ``tol``,
+            ``step``, ``penalty``, ``bound``, ``nonedges``).
+
+        Returns
+        -------
+        SynglerResults
+            Its ``iterations`` are stage 1's.
         """
         if diffusion_options is not None:
             if self.generator != "diffusion":
@@ -221,17 +257,7 @@ class SyNGLER:
                 shown = ", ".join(repr(k) for k in DIFFUSION_OPTIONS)
                 raise ValueError(f"`diffusion_options` keys must be among {shown}; got {unknown}")
         rng = check_random_state(random_state)
-        latent = self.latent_model.fit(
-            method=method,
-            maxiter=maxiter,
-            tol=tol,
-            step=step,
-            penalty=penalty,
-            bound=bound,
-            nonedges=nonedges,
-            random_state=rng,
-            progress=progress,
-        )
+        latent = self.latent_model.fit(**latent_options, random_state=rng, progress=progress)
         table = np.column_stack([latent.embeddings.to_numpy(), latent.alpha.to_numpy()])
         if not latent.degree_heterogeneity:
             table[:, -1] = 0.0
@@ -252,14 +278,12 @@ class SyNGLER:
         if self.generator == "diffusion":
             columns = [*latent.embeddings.columns, "alpha"]
             diffusion = ForestFlow(pd.DataFrame(table, columns=columns)).fit(
-                **(diffusion_options or {}), random_state=rng
+                **(diffusion_options or {}), random_state=rng, progress=progress
             )
         return SynglerResults(
+            **self._result_fields(),
             method=f"SyNGLER ({self.generator}, dim={latent.dim})",
-            nobs=latent.nobs,
-            model=self,
-            converged=latent.converged,
-            n_iter=latent.n_iter,
+            iterations=latent.iterations,
             latent=latent,
             generator=self.generator,
             bandwidth=h,

@@ -2,7 +2,8 @@
 
 ``sinkhorn`` solves a problem given its cost matrix; ``sinkhorn_points`` and
 ``sinkhorn_divergence`` work on two point clouds with costs recomputed inside numba kernels, in
-O(n + m) memory. All iterate to a tolerance on the plan's marginals, with epsilon-scaling.
+O(n + m) memory. All iterate to a tolerance on the plan's marginals, with epsilon-scaling, and
+report how they stopped in one iteration record (``result.iterations``).
 
 References
 ----------
@@ -12,11 +13,12 @@ divergences. AISTATS.
 """
 
 from statcore.ot._costs import METRICS, cost_matrix
-from statcore.ot.results import SinkhornResult
+from statcore.ot.results import SinkhornDivergenceResult, SinkhornResult
 from statcore.ot.solver import sinkhorn, sinkhorn_divergence, sinkhorn_points
 
 __all__ = [
     "METRICS",
+    "SinkhornDivergenceResult",
     "SinkhornResult",
     "cost_matrix",
     "sinkhorn",

@@ -1,8 +1,9 @@
-"""``SinkhornResult``: an entropic transport plan, its costs, potentials and convergence record."""
+"""``SinkhornResult`` (an entropic transport plan, its costs, potentials and convergence record)
+and ``SinkhornDivergenceResult`` (the debiased divergence and its three solves)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -88,4 +89,60 @@ class SinkhornResult(Results):
             f"transport_cost={self.transport_cost:.6g}, objective={self.objective:.6g}, "
             f"epsilon={self.epsilon:g}, marginal_error={self.marginal_error:.2g}, "
             f"n_iter={self.n_iter}"
+        ]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True, repr=False)
+class SinkhornDivergenceResult(Results):
+    """The debiased Sinkhorn divergence ``OT_eps(a, b) - (OT_eps(a, a) + OT_eps(b, b)) / 2``.
+
+    ``float(result)`` is the divergence. ``iterations`` reports the three solves together
+    (``n_iter``: the most any of them took; converged when all three are).
+
+    Parameters
+    ----------
+    divergence : float
+        The divergence.
+    ot_xy, ot_xx, ot_yy : float
+        The entropic objectives of the cross problem and the two self problems.
+    epsilon : float
+        The regularisation.
+    marginal_error : float
+        Largest L1 marginal error of the three plans.
+    records : dict of str to IterationRecord
+        The record of each solve, under ``"xy"``, ``"xx"`` and ``"yy"``.
+    """
+
+    divergence: float
+    ot_xy: float
+    ot_xx: float
+    ot_yy: float
+    epsilon: float
+    marginal_error: float
+    records: dict = field(default_factory=dict, repr=False)
+
+    def __float__(self) -> float:
+        return float(self.divergence)
+
+    def tidy(self) -> pd.DataFrame:
+        """``term, estimate``: the divergence and the three OT objectives behind it."""
+        return pd.DataFrame(
+            {
+                "term": ["divergence", "ot_xy", "ot_xx", "ot_yy"],
+                "estimate": [self.divergence, self.ot_xy, self.ot_xx, self.ot_yy],
+            }
+        )
+
+    def glance(self) -> pd.DataFrame:
+        row = super().glance()
+        row["divergence"] = self.divergence
+        row["epsilon"] = self.epsilon
+        row["marginal_error"] = self.marginal_error
+        return row
+
+    def _repr_lines(self) -> list[str]:
+        return [
+            f"divergence={self.divergence:.6g} (OT(x,y)={self.ot_xy:.6g}, "
+            f"OT(x,x)={self.ot_xx:.6g}, OT(y,y)={self.ot_yy:.6g}), epsilon={self.epsilon:g}, "
+            f"marginal_error={self.marginal_error:.2g}"
         ]

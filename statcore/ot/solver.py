@@ -9,11 +9,13 @@ whose solution is ``P_ij = a_i b_j exp((f_i + g_j - C_ij) / epsilon)`` for the d
 mirror one for ``g``) are carried out in the log domain, stable at any ``epsilon``. An
 ``epsilon``-scaling phase (one iteration at each of the geometrically shrinking values
 ``max C * s^k`` down to ``epsilon``) gives the final iterations a warm start.
+
+Besides the public entry points, the solver layer other areas build on (``statcore.shift``) is
+public here: ``solve_potentials``, ``solve_self``, ``plan_statistics``, ``dual_value`` and the
+cost providers ``point_cost`` and ``as_points``.
 """
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 
@@ -23,10 +25,23 @@ from statcore._validation import (
     check_positive,
     check_positive_int,
     check_scalar,
+    check_weights,
 )
-from statcore.exceptions import ConvergenceWarning
 from statcore.ot._costs import DenseCost, as_points, point_cost
-from statcore.ot.results import SinkhornResult
+from statcore.ot.results import SinkhornDivergenceResult, SinkhornResult
+from statcore.results import IterationRecord
+
+__all__ = [
+    "as_points",
+    "dual_value",
+    "plan_statistics",
+    "point_cost",
+    "sinkhorn",
+    "sinkhorn_divergence",
+    "sinkhorn_points",
+    "solve_potentials",
+    "solve_self",
+]
 
 METHODS = ("log", "standard")
 #: sweeps over which the error's decay rate is measured; the largest over-relaxation used;
@@ -34,29 +49,8 @@ METHODS = ("log", "standard")
 _WINDOW, _MAX_OMEGA, _GROWTH = 20, 1.98, 100.0
 #: largest plan (entries) that sinkhorn_points returns without being asked: 8 MiB
 SMALL_PLAN = 1 << 20
-
-_REFERENCES = """
-    References
-    ----------
-    Cuturi, M. (2013). Sinkhorn distances: lightspeed computation of optimal transport. NeurIPS.
-    Lehmann, T., von Renesse, M.-K., Sambale, A. and Uschmajew, A. (2021). A note on
-    overrelaxation in the Sinkhorn algorithm. Optim. Lett. 16, 2209-2220.
-    Schmitzer, B. (2019). Stabilized sparse scaling algorithms for entropy regularized transport
-    problems. SIAM J. Sci. Comput. 41(3), A1443-A1481 (log domain, epsilon-scaling).
-    Chen, H. and Xia, L. C. (2025). General and estimable learning bound unifying covariate and
-    concept shifts. arXiv:2506.12829 (the entropic coupling used by :mod:`statcore.shift`).
-"""
-
-
-def _weights(w, n: int, name: str) -> np.ndarray:
-    if w is None:
-        return np.full(n, 1.0 / n)
-    w = as_float_array(w, name=name, ndim=1)
-    if len(w) != n:
-        raise ValueError(f"`{name}` must have one weight per point ({n}); got {len(w)}")
-    if (w < 0).any() or w.sum() <= 0:
-        raise ValueError(f"`{name}` must be non-negative with a positive sum; got {w.min()=:g}")
-    return w / w.sum()
+_CRITERION = "L1 marginal error"
+_REMEDY = "raise `maxiter` or `epsilon`"
 
 
 def _check_options(epsilon, maxiter, tol, epsilon_scaling):
@@ -219,19 +213,28 @@ def plan_statistics(provider, a, b, f, g, epsilon, *, aux=None, want_plan=False)
     }
 
 
-def _result(provider, a, b, f, g, epsilon, n_iter, converged, method, want_plan, aux=None):
-    stats = plan_statistics(provider, a, b, f, g, epsilon, aux=aux, want_plan=want_plan)
+def dual_value(provider, a, b, f, g, epsilon) -> float:
+    """``OT_eps`` of potentials whose columns are exact, as ``solve_potentials`` returns them.
+
+    The plan's rows are ``a_i exp((f_i - f_next_i) / eps)`` with ``f_next`` the exact update of
+    ``f``: the value is ``<f, rows> + <g, b> - eps (mass - 1)``.
+    """
+    f_next = provider.softmin_rows(g + epsilon * _log(b), epsilon)
+    rows = a * np.exp((f - f_next) / epsilon)
+    return float(f @ rows + g @ b - epsilon * (rows.sum() - 1.0))
+
+
+def _result(provider, a, b, f, g, epsilon, *, method, want_plan, **run) -> SinkhornResult:
+    """The result of one solve; ``run`` holds the record's ``function, n_iter, maxiter, tol,
+    met`` (the record warns for the caller of the public function)."""
+    stats = plan_statistics(provider, a, b, f, g, epsilon, want_plan=want_plan)
     rows, cols = stats["rows"], stats["cols"]
     # primal objective <C,P> + eps KL(P | ab^T) written through the potentials and actual masses
     objective = float(f @ rows + g @ cols - epsilon * (rows.sum() - 1.0))
     marginal_error = float(np.abs(rows - a).sum() + np.abs(cols - b).sum())
-    if not converged:
-        warnings.warn(
-            f"Sinkhorn did not reach the marginal tolerance in {n_iter} iterations "
-            f"(marginal error {marginal_error:.3g}); raise `maxiter` or `epsilon`",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
+    record = IterationRecord.from_run(
+        criterion=_CRITERION, last_value=marginal_error, remedy=_REMEDY, **run
+    )
     return SinkhornResult(
         method=method,
         nobs=provider.n + provider.m,
@@ -244,9 +247,8 @@ def _result(provider, a, b, f, g, epsilon, n_iter, converged, method, want_plan,
         b=b,
         epsilon=epsilon,
         marginal_error=marginal_error,
-        converged=converged,
-        n_iter=n_iter,
-    ), stats
+        iterations=record,
+    )
 
 
 def _standard(cost, a, b, epsilon, maxiter, tol):
@@ -310,19 +312,32 @@ def sinkhorn(
     -------
     SinkhornResult
         ``plan``, ``transport_cost`` (``<C, P>``), ``objective`` (``<C, P> + epsilon
-        KL(P | a b^T)``), the potentials ``f``, ``g``, ``marginal_error``, ``converged``,
-        ``n_iter``.
+        KL(P | a b^T)``), the potentials ``f``, ``g``, ``marginal_error``, and the iteration
+        record ``iterations`` (``converged``, ``n_iter``).
 
     Warns
     -----
     ConvergenceWarning
         When the tolerance is not met in ``maxiter`` iterations.
+
+    References
+    ----------
+    Cuturi, M. (2013). Sinkhorn distances: lightspeed computation of optimal transport. NeurIPS.
+
+    Lehmann, T., von Renesse, M.-K., Sambale, A. and Uschmajew, A. (2021). A note on
+    overrelaxation in the Sinkhorn algorithm. Optim. Lett. 16, 2209-2220.
+
+    Schmitzer, B. (2019). Stabilized sparse scaling algorithms for entropy regularized transport
+    problems. SIAM J. Sci. Comput. 41(3), A1443-A1481 (log domain, epsilon-scaling).
+
+    Chen, H. and Xia, L. C. (2025). General and estimable learning bound unifying covariate and
+    concept shifts. arXiv:2506.12829 (the entropic coupling used by :mod:`statcore.shift`).
     """
     cost = as_float_array(cost, name="cost", ndim=2, allow_inf=False)
     n, m = cost.shape
     if n == 0 or m == 0:
         raise ValueError(f"`cost` must have at least one row and column; got shape {cost.shape}")
-    a, b = _weights(a, n, "a"), _weights(b, m, "b")
+    a, b = check_weights(a, n, name="a"), check_weights(b, m, name="b")
     epsilon, maxiter, tol, epsilon_scaling = _check_options(epsilon, maxiter, tol, epsilon_scaling)
     check_option(method, name="method", options=METHODS)
     provider = DenseCost(cost)
@@ -334,7 +349,18 @@ def sinkhorn(
             provider, a, b, epsilon, maxiter=maxiter, tol=tol, epsilon_scaling=epsilon_scaling
         )
         label = "Sinkhorn (log domain)"
-    return _result(provider, a, b, f, g, epsilon, n_iter, converged, label, True)[0]
+    return _result(
+        provider, a, b, f, g, epsilon, method=label, want_plan=True,
+        function="sinkhorn", n_iter=n_iter, maxiter=maxiter, tol=tol, met=converged,
+    )
+
+
+def _point_problem(x, y, a, b, epsilon, maxiter, tol, epsilon_scaling):
+    """Checked points, weights, ``epsilon`` and the solver options of a point-cloud problem."""
+    x, y = as_points(x, name="x"), as_points(y, name="y")
+    a, b = check_weights(a, len(x), name="a"), check_weights(b, len(y), name="b")
+    epsilon, maxiter, tol, epsilon_scaling = _check_options(epsilon, maxiter, tol, epsilon_scaling)
+    return x, y, a, b, epsilon, {"maxiter": maxiter, "tol": tol, "epsilon_scaling": epsilon_scaling}
 
 
 def sinkhorn_points(
@@ -376,19 +402,32 @@ def sinkhorn_points(
     -------
     SinkhornResult
         As :func:`sinkhorn`; ``plan`` is None unless asked for or small.
+
+    Warns
+    -----
+    ConvergenceWarning
+        When the tolerance is not met in ``maxiter`` iterations.
+
+    References
+    ----------
+    Cuturi, M. (2013). Sinkhorn distances: lightspeed computation of optimal transport. NeurIPS.
+
+    Schmitzer, B. (2019). Stabilized sparse scaling algorithms for entropy regularized transport
+    problems. SIAM J. Sci. Comput. 41(3), A1443-A1481 (the log-domain, epsilon-scaled solver;
+    :func:`sinkhorn` lists the over-relaxation it uses).
     """
-    x, y = as_points(x, name="x"), as_points(y, name="y")
-    a, b = _weights(a, len(x), "a"), _weights(b, len(y), "b")
-    epsilon, maxiter, tol, epsilon_scaling = _check_options(epsilon, maxiter, tol, epsilon_scaling)
+    x, y, a, b, epsilon, options = _point_problem(
+        x, y, a, b, epsilon, maxiter, tol, epsilon_scaling
+    )
     provider = point_cost(x, y, metric)
     want_plan = len(x) * len(y) <= SMALL_PLAN if plan is None else bool(plan)
-    f, g, _, n_iter, converged = solve_potentials(
-        provider, a, b, epsilon, maxiter=maxiter, tol=tol, epsilon_scaling=epsilon_scaling
-    )
+    f, g, _, n_iter, converged = solve_potentials(provider, a, b, epsilon, **options)
     name = metric if isinstance(metric, str) else "custom"
     return _result(
-        provider, a, b, f, g, epsilon, n_iter, converged, f"Sinkhorn ({name} cost)", want_plan
-    )[0]
+        provider, a, b, f, g, epsilon, method=f"Sinkhorn ({name} cost)", want_plan=want_plan,
+        function="sinkhorn_points", n_iter=n_iter, maxiter=options["maxiter"],
+        tol=options["tol"], met=converged,
+    )
 
 
 def sinkhorn_divergence(
@@ -402,7 +441,7 @@ def sinkhorn_divergence(
     maxiter: int = 10_000,
     tol: float = 1e-9,
     epsilon_scaling: float | None = 0.5,
-) -> float:
+) -> SinkhornDivergenceResult:
     """The debiased Sinkhorn divergence ``OT_eps(a, b) - (OT_eps(a, a) + OT_eps(b, b)) / 2``.
 
     ``OT_eps`` is the entropic objective (``<C, P> + epsilon KL(P | a b^T)`` at the optimum),
@@ -417,48 +456,57 @@ def sinkhorn_divergence(
 
     Returns
     -------
-    float
+    SinkhornDivergenceResult
+        ``divergence`` (also ``float(result)``), the three objectives ``ot_xy``, ``ot_xx``,
+        ``ot_yy``, each solve's record in ``records`` and their joint record ``iterations``.
+
+    Warns
+    -----
+    ConvergenceWarning
+        Once, when any of the three solves misses the tolerance in ``maxiter`` iterations.
 
     References
     ----------
     Feydy, J. et al. (2019). Interpolating between optimal transport and MMD using Sinkhorn
     divergences. AISTATS.
     """
-    x, y = as_points(x, name="x"), as_points(y, name="y")
-    a, b = _weights(a, len(x), "a"), _weights(b, len(y), "b")
-    epsilon, maxiter, tol, epsilon_scaling = _check_options(epsilon, maxiter, tol, epsilon_scaling)
-    options = {"maxiter": maxiter, "tol": tol, "epsilon_scaling": epsilon_scaling}
-    return divergence_terms(point_cost, x, y, a, b, metric, epsilon, options)["divergence"]
-
-
-def divergence_terms(make_cost, x, y, a, b, metric, epsilon, options) -> dict:
-    """``OT(a, b)``, ``OT(a, a)``, ``OT(b, b)`` and the divergence, warning on non-convergence."""
-    cross = make_cost(x, y, metric)
+    x, y, a, b, epsilon, options = _point_problem(
+        x, y, a, b, epsilon, maxiter, tol, epsilon_scaling
+    )
+    cross = point_cost(x, y, metric)
     f, g, error, n_iter, converged = solve_potentials(cross, a, b, epsilon, **options)
-    # columns exact, rows a_i exp((f_i - f_next_i)/eps): <f, rows> + <g, b> - eps (mass - 1)
-    f_next = cross.softmin_rows(g + epsilon * _log(b), epsilon)
-    rows = a * np.exp((f - f_next) / epsilon)
-    ot_ab = float(f @ rows + g @ b - epsilon * (rows.sum() - 1.0))
-    _, ot_aa, err_a, it_a, conv_a = solve_self(make_cost(x, x, metric), a, epsilon, **options)
-    _, ot_bb, err_b, it_b, conv_b = solve_self(make_cost(y, y, metric), b, epsilon, **options)
-    converged_all = converged and conv_a and conv_b
-    if not converged_all:
-        warnings.warn(
-            "a Sinkhorn problem of the divergence did not reach the marginal tolerance "
-            f"(errors {error:.3g}, {err_a:.3g}, {err_b:.3g}); raise `maxiter` or `epsilon`",
-            ConvergenceWarning,
-            stacklevel=3,
+    values = {"xy": dual_value(cross, a, b, f, g, epsilon)}
+    runs = {"xy": (error, n_iter, converged)}
+    for key, points, w in (("xx", x, a), ("yy", y, b)):
+        provider = point_cost(points, points, metric)
+        _, values[key], err, it, conv = solve_self(provider, w, epsilon, **options)
+        runs[key] = (err, it, conv)
+    records = {
+        key: IterationRecord.from_run(
+            function=f"sinkhorn_divergence OT({key[0]}, {key[1]})", n_iter=it,
+            maxiter=options["maxiter"], tol=options["tol"], criterion=_CRITERION,
+            last_value=err, met=conv, warn=False,
         )
-    return {
-        "divergence": ot_ab - 0.5 * (ot_aa + ot_bb),
-        "ot_ab": ot_ab,
-        "ot_aa": ot_aa,
-        "ot_bb": ot_bb,
-        "n_iter": n_iter + it_a + it_b,
-        "converged": converged_all,
-        "marginal_error": max(error, err_a, err_b),
+        for key, (err, it, conv) in runs.items()
     }
-
-
-sinkhorn.__doc__ += _REFERENCES
-sinkhorn_points.__doc__ += _REFERENCES
+    marginal_error = max(err for err, _, _ in runs.values())
+    record = IterationRecord.combine(
+        list(records.values()),
+        function="sinkhorn_divergence",
+        labels=[f"OT({key[0]}, {key[1]})" for key in records],
+        label="OT problem",
+        remedy=_REMEDY,
+    )
+    name = metric if isinstance(metric, str) else "custom"
+    return SinkhornDivergenceResult(
+        method=f"Sinkhorn divergence ({name} cost)",
+        nobs=len(x) + len(y),
+        divergence=values["xy"] - 0.5 * (values["xx"] + values["yy"]),
+        ot_xy=values["xy"],
+        ot_xx=values["xx"],
+        ot_yy=values["yy"],
+        epsilon=epsilon,
+        marginal_error=marginal_error,
+        records=records,
+        iterations=record,
+    )

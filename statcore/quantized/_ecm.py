@@ -1,15 +1,20 @@
-"""The ECM driver (plain or SQUAREM-accelerated), scalar-cell E-steps and Louis's information."""
+"""The ECM driver (plain or SQUAREM-accelerated), its ECME mixing step, scalar-cell E-steps,
+Louis's information and the inference every quantized fit shares."""
 
 from __future__ import annotations
 
-import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
+import pandas as pd
+from scipy import optimize, special
 
-from statcore.exceptions import ConvergenceWarning
+from statcore._progress import progress as progress_bar
 from statcore.quantized import _kernels
-from statcore.quantized.mixing import gig_params, mixing_logpdf, mixing_nodes
+from statcore.quantized._common import free_vcov, is_log_scale, mixing_bounds
+from statcore.quantized.mixing import mixing_logpdf, mixing_nodes
+from statcore.results import IterationRecord
 
 # --- exact cell probabilities and E-step moments for scalar cells ------------------------------
 
@@ -248,28 +253,44 @@ def numerical_hessian(f, x, rel_step=None):
 # --- the driver --------------------------------------------------------------------------------
 
 
-def run_ecm(step, loglik, x0, *, maxiter, tol, accelerate, progress=False, name="ECM"):
+def run_ecm(
+    step,
+    loglik,
+    x0,
+    *,
+    maxiter,
+    tol,
+    accelerate,
+    progress=False,
+    name="ECM",
+    criterion_name="loglik",
+    warn=True,
+):
     """Iterate an ECM map to its fixed point.
 
     ``step(x) -> (x_new, llf(x))`` is one ECM iteration in unconstrained coordinates;
-    ``loglik(x)`` the exact observed log-likelihood. With ``accelerate`` a SQUAREM-1 extrapolation
-    (Varadhan & Roland 2008) is tried after every two ECM steps and kept only when it does not
-    lower the likelihood, so the recorded history stays monotone.
+    ``loglik(x)`` the exact observed log-likelihood (or the penalised criterion, named
+    ``criterion_name``). With ``accelerate`` a SQUAREM-1 extrapolation (Varadhan & Roland 2008)
+    is tried after every two ECM steps and kept only when it does not lower the likelihood, so
+    the recorded history stays monotone.
 
     Stops when the relative change of the log-likelihood is below ``tol`` and the largest change
     of a coordinate below ``tol ** 0.75``.
+
+    Returns
+    -------
+    x, llf, history, record
+        The last iterate, its criterion, the criterion per evaluation (an array) and the
+        :class:`~statcore.results.IterationRecord` (``function`` is ``name``; it warns unless
+        ``warn`` is False, for fits whose caller reports).
     """
     x = np.asarray(x0, dtype=float)
     history = []
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=maxiter, desc=name)
     converged = False
     n_iter = 0
+    dll = np.nan
     xtol = tol**0.75
-    try:
+    with progress_bar(maxiter, enabled=progress, desc=name) as bar:
         while n_iter < maxiter:
             x1, ll0 = step(x)
             if not history:
@@ -278,25 +299,8 @@ def run_ecm(step, loglik, x0, *, maxiter, tol, accelerate, progress=False, name=
             if accelerate and n_iter < maxiter:
                 x2, ll1 = step(x1)
                 n_iter += 1
-                r = x1 - x
-                v = x2 - x1 - r
-                nv = np.linalg.norm(v)
-                x_new = x2
-                if nv > 0 and np.all(np.isfinite(v)):
-                    alpha = min(-np.linalg.norm(r) / nv, -1.0)
-                    x_ext = x - 2 * alpha * r + alpha**2 * v
-                    ll2 = loglik(x2)
-                    try:
-                        ll_ext = loglik(x_ext)
-                    except (ValueError, FloatingPointError, ZeroDivisionError):
-                        ll_ext = -np.inf
-                    if np.isfinite(ll_ext) and ll_ext >= ll2:
-                        x_new, ll_new = x_ext, ll_ext
-                    else:
-                        ll_new = ll2
-                else:
-                    ll_new = loglik(x2)
                 history.append(ll1)
+                x_new, ll_new = _squarem(x, x1, x2, loglik)
             else:
                 x_new = x1
                 ll_new = loglik(x1)
@@ -304,28 +308,165 @@ def run_ecm(step, loglik, x0, *, maxiter, tol, accelerate, progress=False, name=
             dx = np.max(np.abs(x_new - x)) if len(x) else 0.0
             dll = abs(ll_new - ll0) / (abs(ll0) + 1e-300)
             x = x_new
-            if bar is not None:
-                bar.update(2 if accelerate else 1)
+            bar.update(2 if accelerate else 1)
             if dll <= tol and dx <= xtol:
                 converged = True
                 break
-    finally:
-        if bar is not None:
-            bar.close()
-    if not converged:
-        warnings.warn(
-            f"{name}: stopped after {n_iter} iterations without meeting tol={tol:g}; the results "
-            "record converged=False",
-            ConvergenceWarning,
-            stacklevel=3,
+    history = np.asarray(history)
+    record = IterationRecord.from_run(
+        function=name,
+        n_iter=n_iter,
+        maxiter=maxiter,
+        tol=tol,
+        criterion=f"relative change in {criterion_name}, with parameter moves <= tol ** 0.75",
+        last_value=dll,
+        met=converged,
+        history=pd.DataFrame({criterion_name: history}),
+        remedy="raise `maxiter`, loosen `tol`, or start nearer the optimum (`start=`)",
+        warn=warn,
+    )
+    return x, history[-1], history, record
+
+
+def _squarem(x, x1, x2, loglik):
+    """SQUAREM-1 extrapolation from ``x`` through two ECM steps; ``x2`` unless it is better."""
+    r = x1 - x
+    v = x2 - x1 - r
+    nv = np.linalg.norm(v)
+    if not (nv > 0 and np.all(np.isfinite(v))):
+        return x2, loglik(x2)
+    alpha = min(-np.linalg.norm(r) / nv, -1.0)
+    x_ext = x - 2 * alpha * r + alpha**2 * v
+    ll2 = loglik(x2)
+    try:
+        ll_ext = loglik(x_ext)
+    except (ValueError, FloatingPointError, ZeroDivisionError):
+        ll_ext = -np.inf
+    if np.isfinite(ll_ext) and ll_ext >= ll2:
+        return x_ext, ll_ext
+    return x2, ll2
+
+
+def reissued(record):
+    """The same record made again with its warning: for a fit chosen among silent ones."""
+    return IterationRecord.from_run(
+        function=record.function,
+        n_iter=record.n_iter,
+        maxiter=record.maxiter,
+        tol=record.tol,
+        criterion=record.criterion,
+        last_value=record.last_value,
+        met=record.converged,
+        history=record.history,
+        remedy="raise `maxiter`, loosen `tol`, or start nearer the optimum (`start=`)",
+    )
+
+
+# --- the ECME step for the mixing parameters ----------------------------------------------------
+
+
+def mixing_step(th, mix_free, loglik_th, family):
+    """ECME: maximise the observed likelihood over the free mixing parameters.
+
+    One parameter: a bounded scalar search. Several (the GH): Nelder-Mead, capped at 400
+    iterations because the outer ECM refines it anyway, its result clipped to the parameters'
+    bounds. The new values are kept only when they do not lower the likelihood.
+    """
+    current = loglik_th(th)
+
+    def to_x(v, p):
+        return np.log(v) if is_log_scale(family, p) else v
+
+    def from_x(x, p):
+        return float(np.exp(x)) if is_log_scale(family, p) else float(x)
+
+    def negll(xs):
+        trial = dict(th)
+        for p, xv in zip(mix_free, np.atleast_1d(xs), strict=True):
+            trial[p] = from_x(xv, p)
+        try:
+            val = loglik_th(trial)
+        except (ValueError, FloatingPointError, ZeroDivisionError):
+            return np.inf
+        return -val if np.isfinite(val) else np.inf
+
+    bounds = [tuple(to_x(b, p) for b in mixing_bounds(family, p)) for p in mix_free]
+    if len(mix_free) == 1:
+        res = optimize.minimize_scalar(
+            negll, bounds=bounds[0], method="bounded", options={"xatol": 1e-10}
         )
-    return x, history[-1], np.asarray(history), converged, n_iter
+        best = np.atleast_1d(res.x)
+    else:
+        x0 = np.array([to_x(th[p], p) for p in mix_free])
+        res = optimize.minimize(
+            negll,
+            x0,
+            method="Nelder-Mead",
+            options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 400},
+        )
+        best = np.array([np.clip(v, lo, hi) for v, (lo, hi) in zip(res.x, bounds, strict=True)])
+    if -negll(best) >= current:
+        return {p: from_x(v, p) for p, v in zip(mix_free, best, strict=True)}
+    return {p: th[p] for p in mix_free}
+
+
+# --- what an ECM fit hands to the results -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EcmFit:
+    """An ECM fit before inference: what the results of every quantized model are built from.
+
+    ``values`` holds every parameter by name (``params`` order), ``free`` those estimated,
+    ``restart`` a ``start=`` for refits from the estimate (bootstrap), and
+    ``information(cov_type)`` the observed information over ``free`` with a label and notes.
+    """
+
+    values: dict
+    free: list
+    fix: dict
+    llf: float
+    history: np.ndarray
+    record: IterationRecord
+    estimates: dict
+    restart: dict
+    information: Callable[[str], tuple[np.ndarray, str, tuple[str, ...]]]
+
+
+def inference(fit, names, cov_type, bootstrap=None):
+    """``(vcov, cov_type label, notes, resampling)`` of a fit under ``cov_type``.
+
+    ``bootstrap()`` (for ``cov_type="bootstrap"``) returns a
+    :class:`~statcore.results.ResamplingResult` over ``fit.free``.
+    """
+    notes = ()
+    resampling = None
+    if cov_type is None:
+        return None, "none", notes, resampling
+    if cov_type == "bootstrap":
+        resampling = bootstrap()
+        sub = np.cov(resampling.replicates.to_numpy(), rowvar=False)
+        label = f"bootstrap ({resampling.n_resamples} resamples)"
+        notes = resampling.notes
+    else:
+        info, label, notes = fit.information(cov_type)
+        sub = np.linalg.pinv(info)
+        if np.linalg.eigvalsh(info).min() <= 0:
+            notes += (
+                "The observed information is not positive definite: standard errors are "
+                "unreliable.",
+            )
+    k = len(fit.free)
+    return free_vcov(sub.reshape(k, k), names, fit.free), label, notes, resampling
 
 
 __all__ = [
-    "gig_params",
+    "EcmFit",
+    "inference",
     "louis_information",
+    "mixing_step",
     "numerical_hessian",
+    "reissued",
     "run_ecm",
     "scalar_estep",
     "scalar_loglik",

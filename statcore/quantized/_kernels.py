@@ -186,6 +186,16 @@ def scalar_estep(lower, upper, loc, sigma, gamma, w, logwt):
 
 
 @njit
+def _conditional_bounds(j, lo, hi, mean, chol, rs, z):
+    """Standardised edges of coordinate ``j`` of a box given the earlier coordinates ``z[:j]``."""
+    c = mean[j]
+    for k in range(j):
+        c += rs * chol[j, k] * z[k]
+    s = rs * chol[j, j]
+    return (lo[j] - c) / s, (hi[j] - c) / s
+
+
+@njit
 def _box_one(lo, hi, mean, chol, scale, gl_x, gl_w, ez, ezz):
     """Probability and raw moments of z for N(mean, scale * chol chol') on one box.
 
@@ -210,12 +220,7 @@ def _box_one(lo, hi, mean, chol, scale, gl_x, gl_w, ez, ezz):
         for j in range(n_outer):
             q = idx % nq
             idx //= nq
-            c = mean[j]
-            for k in range(j):
-                c += rs * chol[j, k] * z[k]
-            s = rs * chol[j, j]
-            a = (lo[j] - c) / s
-            b = (hi[j] - c) / s
+            a, b = _conditional_bounds(j, lo, hi, mean, chol, rs, z)
             lp = log_ndtr_diff(a, b)
             if lp == -np.inf:
                 ok = False
@@ -249,12 +254,7 @@ def _box_one(lo, hi, mean, chol, scale, gl_x, gl_w, ez, ezz):
         if not ok or weight == 0.0:
             continue
         j = d - 1
-        c = mean[j]
-        for k in range(j):
-            c += rs * chol[j, k] * z[k]
-        s = rs * chol[j, j]
-        a = (lo[j] - c) / s
-        b = (hi[j] - c) / s
+        a, b = _conditional_bounds(j, lo, hi, mean, chol, rs, z)
         lp = log_ndtr_diff(a, b)
         if lp == -np.inf:
             continue

@@ -37,10 +37,12 @@ from statcore._validation import (
     check_random_state,
     describe,
 )
+from statcore.base import Estimator
 from statcore.quantized import _ecm
+from statcore.quantized._common import IdentifiabilityWarning, check_start
 from statcore.quantized.mixing import MIXING_START
-from statcore.quantized.model import IdentifiabilityWarning, QuantizedNVMMResults, plot_history
 from statcore.quantized.quantizer import midpoint_impute
+from statcore.quantized.results import QuantizedResults, plot_history
 from statcore.quantized.structured import (
     STRUCTURED_FAMILIES,
     check_scalar_quantizer,
@@ -77,7 +79,7 @@ def plot_singular_values(results, ax=None, **kwargs):
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class QuantizedMatrixCompletionResults(QuantizedNVMMResults):
+class QuantizedMatrixCompletionResults(QuantizedResults):
     """Results of :class:`QuantizedMatrixCompletion`.
 
     ``params`` holds the noise scale ``sigma`` (and ``nu`` for the t); the low-rank estimate is
@@ -148,7 +150,7 @@ class QuantizedMatrixCompletionResults(QuantizedNVMMResults):
 # --- the model --------------------------------------------------------------------------------
 
 
-class QuantizedMatrixCompletion:
+class QuantizedMatrixCompletion(Estimator):
     """Rank-r matrix completion from quantized, partly missing entries, by ECM.
 
     ``X_ij = M_ij + eps_ij`` with ``rank M = r`` and NVMM errors; the code ``Q(X_ij)`` is
@@ -189,6 +191,8 @@ class QuantizedMatrixCompletion:
     81. Mazumder, R., Hastie, T. and Tibshirani, R. (2010), Spectral regularization algorithms
     for learning large incomplete matrices, JMLR 11.
     """
+
+    method_name = "Quantized matrix completion"
 
     def __init__(self, codes, quantizer, rank, *, family: str = "gaussian", mask=None, dither=None):
         self.family = check_option(family, name="family", options=STRUCTURED_FAMILIES)
@@ -241,7 +245,6 @@ class QuantizedMatrixCompletion:
         self.mask = observed
         self.mask.setflags(write=False)
         self._rows, self._cols = np.nonzero(observed)
-        self.nobs = int(observed.sum())
         few = (observed.sum(axis=1) < rank).sum() + (observed.sum(axis=0) < rank).sum()
         if few:
             warnings.warn(
@@ -251,12 +254,14 @@ class QuantizedMatrixCompletion:
                 stacklevel=2,
             )
 
-    def __repr__(self):
+    @property
+    def nobs(self) -> int:
+        """Number of observed entries."""
+        return len(self._rows)
+
+    def _repr_spec(self) -> str:
         n1, n2 = self.shape
-        return (
-            f"QuantizedMatrixCompletion(family={self.family!r}, shape=({n1}, {n2}), "
-            f"rank={self.rank}, observed={self.nobs})"
-        )
+        return f"family={self.family!r}, shape=({n1}, {n2}), rank={self.rank}"
 
     @property
     def param_names(self):
@@ -311,24 +316,37 @@ class QuantizedMatrixCompletion:
         tol = check_positive(tol, name="tol")
         rng = check_random_state(random_state)
         M0, sigma0, nu0 = self._start(rng)
-        if start:
-            unknown = set(start) - {"M", "sigma", "nu"}
-            if unknown:
-                raise ValueError(f"`start` may hold M, sigma, nu; got unknown {sorted(unknown)}")
-            if "M" in start:
-                Ms = as_float_array(start["M"], name="start['M']", ndim=2)
-                if Ms.shape != self.shape:
-                    raise ValueError(f"`start['M']` must have shape {self.shape}; got {Ms.shape}")
-                M0 = Ms
-            if "sigma" in start:
-                sigma0 = check_positive(start["sigma"], name="start['sigma']")
-            if "nu" in start:
-                nu0 = check_positive(start["nu"], name="start['nu']")
+        start = check_start(start, ("M", "sigma", "nu"))
+        if "M" in start:
+            M0 = as_float_array(start["M"], name="start['M']", ndim=2)
+            if M0.shape != self.shape:
+                raise ValueError(f"`start['M']` must have shape {self.shape}; got {M0.shape}")
+        sigma0, nu0 = start.get("sigma", sigma0), start.get("nu", nu0)
+        U0, s0, Vt0 = spectral_svd(M0, self.rank, rng)
+        step, loglik, pack, unpack = self._ecm_map(rng)
+        x, llf, history, record = _ecm.run_ecm(
+            step,
+            loglik,
+            pack(U0, s0, Vt0, sigma0, nu0),
+            maxiter=maxiter,
+            tol=tol,
+            accelerate=accelerate,
+            progress=progress,
+            name="QuantizedMatrixCompletion.fit",
+        )
+        A, B, sigma, nu = unpack(x)
+        M = A @ B.T
+        factors = spectral_svd(M, self.rank, rng)
+        M.setflags(write=False)
+        return self._results(M, factors, sigma, nu, float(llf), history, record)
+
+    def _ecm_map(self, rng):
+        """``(step, loglik, pack, unpack)`` of the ECM over the balanced factors of M, log sigma
+        and log nu (see the module notes for the steps)."""
         fam = self.family
         n1, n2 = self.shape
         rows, cols = self._rows, self._cols
         lo, hi = self.lower, self.upper
-        size = n1 * n2
         r = self.rank
         k = (n1 + n2) * r
         cache = {}
@@ -377,27 +395,18 @@ class QuantizedMatrixCompletion:
             m = np.einsum("ij,ij->i", A[rows], B[cols])
             return structured_loglik(lo, hi, m, sigma, fam, nu)
 
-        U0, s0, Vt0 = spectral_svd(M0, r, rng)
-        x, llf, history, converged, n_iter = _ecm.run_ecm(
-            step,
-            loglik,
-            pack(U0, s0, Vt0, sigma0, nu0),
-            maxiter=maxiter,
-            tol=tol,
-            accelerate=accelerate,
-            progress=progress,
-            name="QuantizedMatrixCompletion",
-        )
-        A, B, sigma, nu = unpack(x)
-        M = A @ B.T
-        factors = spectral_svd(M, r, rng)
-        M.setflags(write=False)
-        estimates = {"mu": None, "sigma": sigma, "gamma": 0.0}
+        return step, loglik, pack, unpack
+
+    def _results(self, M, factors, sigma, nu, llf, history, record):
+        fam = self.family
+        n1, n2 = self.shape
+        r = self.rank
+        estimates = {"sigma": sigma, "gamma": 0.0}
         if fam == "t":
             estimates["nu"] = nu
         names = self.param_names
         params = pd.Series([estimates[k] for k in names], index=names, name="estimate", dtype=float)
-        missing = 1.0 - self.nobs / size
+        missing = 1.0 - self.nobs / (n1 * n2)
         notes = (
             f"Rank-{r} fit of a {n1} x {n2} matrix from {self.nobs} observed entries "
             f"({100 * missing:.1f}% missing); df_model counts the r(n1 + n2 - r) free entries "
@@ -405,14 +414,11 @@ class QuantizedMatrixCompletion:
             "No standard errors: cov_type none.",
         )
         return QuantizedMatrixCompletionResults(
-            method=f"Quantized matrix completion ({fam} errors) by ECM",
-            nobs=self.nobs,
-            model=self,
+            method=f"{self.method_name} ({fam} errors) by ECM",
             params=params,
             vcov=None,
-            llf=float(llf),
-            converged=bool(converged),
-            n_iter=int(n_iter),
+            llf=llf,
+            iterations=record,
             cov_type="none",
             null_value=None,
             df_model=r * (n1 + n2 - r) + len(names),
@@ -424,6 +430,7 @@ class QuantizedMatrixCompletion:
             factors=factors,
             rank=r,
             mask=self.mask,
+            **self._result_fields(),
         )
 
     def loglike(self, M, sigma, nu=None) -> float:

@@ -2,250 +2,42 @@
 
 from __future__ import annotations
 
+import copy
 import warnings
-from dataclasses import dataclass, field
-from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special
 
+from statcore._compat import renamed_keywords
 from statcore._validation import (
-    as_float_array,
     check_option,
     check_positive,
     check_positive_int,
     check_random_state,
 )
-from statcore.quantized import _ecm, _kernels
-from statcore.quantized.mixing import (
-    FAMILIES,
-    MIXING_BOUNDS,
-    MIXING_PARAMS,
-    MIXING_START,
-    SKEWED,
-    gig_params,
-    mixing_nodes,
+from statcore.base import Estimator
+from statcore.quantized import _boxes, _ecm
+from statcore.quantized._common import (
+    BOOTSTRAP_TOL,
+    MULTIVARIATE_FAMILIES,
+    IdentifiabilityWarning,
+    check_cells,
+    check_cov_type,
+    check_fix,
+    dedup_cells,
+    formula_columns,
+    is_log_scale,
+    n_finite_edges,
 )
+from statcore.quantized.mixing import FAMILIES, MIXING_PARAMS, MIXING_START, SKEWED
 from statcore.quantized.quantizer import midpoint_impute
-from statcore.results import LikelihoodResults
-from statcore.results._plotting import get_ax, plot_coefficients
-
-SE_METHODS = ("louis", "hessian", "bootstrap")
-MULTIVARIATE_FAMILIES = ("gaussian", "t")
-#: Gauss-Legendre nodes per conditioning level of a d-dimensional box, and W nodes for boxes
-BOX_NODES = {2: 32, 3: 12, 4: 6}
-BOX_W_NODES = 20
-
-
-class IdentifiabilityWarning(UserWarning):
-    """The quantized data do not identify every parameter (e.g. 1-bit codes, one threshold)."""
-
-
-# --- input checks -------------------------------------------------------------------------------
-
-
-def check_cells(lower, upper):
-    """Cell edges as float arrays of matching shape; refuses NaN, empty data and lower >= upper."""
-    lo = as_float_array(lower, name="lower", ndim=(1, 2), allow_inf=True)
-    hi = as_float_array(upper, name="upper", ndim=(1, 2), allow_inf=True)
-    if lo.shape != hi.shape:
-        raise ValueError(
-            f"`lower` and `upper` must have the same shape; got {lo.shape} and {hi.shape}"
-        )
-    if lo.shape[0] == 0:
-        raise ValueError("`lower` is empty: there is nothing to fit")
-    bad = ~(lo < hi)
-    if bad.any():
-        first = np.argwhere(bad)[0]
-        raise ValueError(
-            f"every cell needs lower < upper; found {int(bad.sum())} cell(s) with lower >= upper "
-            f"(first at index {tuple(first.tolist())}: lower={lo[tuple(first)]}, "
-            f"upper={hi[tuple(first)]})"
-        )
-    if np.isposinf(lo).any() or np.isneginf(hi).any():
-        raise ValueError("`lower` must be < +inf and `upper` > -inf")
-    return lo, hi
-
-
-def dedup_cells(lo, hi):
-    """Unique cells (rows) and their counts."""
-    stacked = np.concatenate([lo.reshape(len(lo), -1), hi.reshape(len(hi), -1)], axis=1)
-    uniq, inverse, counts = np.unique(stacked, axis=0, return_inverse=True, return_counts=True)
-    d = stacked.shape[1] // 2
-    return (
-        np.ascontiguousarray(uniq[:, :d]),
-        np.ascontiguousarray(uniq[:, d:]),
-        counts.astype(float),
-        inverse.ravel(),
-    )
-
-
-def n_finite_edges(lo, hi):
-    edges = np.concatenate([lo[np.isfinite(lo)], hi[np.isfinite(hi)]])
-    return len(np.unique(edges))
-
-
-def check_fix(fix, allowed):
-    fix = {} if fix is None else dict(fix)
-    unknown = set(fix) - set(allowed)
-    if unknown:
-        raise ValueError(
-            f"`fix` may hold {', '.join(allowed)}; got unknown name(s) {sorted(unknown)}"
-        )
-    return {k: float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float) for k, v in fix.items()}
-
-
-# --- results ------------------------------------------------------------------------------------
-
-
-def is_log_scale(family, name):
-    """Whether a parameter is positive, and so optimised on the log scale."""
-    return name in ("sigma", "nu", "alpha_bar") or (family == "vg" and name == "lam")
-
-
-def free_vcov(sub, names, free):
-    """The covariance over all ``names``: ``sub`` on the free parameters, NaN where held fixed."""
-    full = np.full((len(names), len(names)), np.nan)
-    idx = [names.index(p) for p in free]
-    full[np.ix_(idx, idx)] = sub
-    return pd.DataFrame(full, index=names, columns=names)
-
-
-def fixed_note(fix):
-    def show(v):
-        return f"{v:g}" if np.ndim(v) == 0 else str(np.round(v, 6))
-
-    return "Held fixed: " + ", ".join(f"{k} = {show(v)}" for k, v in fix.items()) + "."
-
-
-def plot_density(results, ax=None, bins=None, **kwargs):
-    """Fitted density over the histogram of the cells (univariate fits)."""
-    model = results.model
-    if model is None or results.Sigma is not None:
-        raise ValueError("the density plot needs a univariate fit that still holds its model")
-    ax = get_ax(ax)
-    lo, hi, counts = model._lower_u, model._upper_u, model._counts_u
-    n = counts.sum()
-    finite = np.isfinite(lo) & np.isfinite(hi)
-    if model._dithered:
-        mids = midpoint_impute(model.lower, model.upper)
-        ax.hist(mids, bins=bins or 40, density=True, color="0.8", label="midpoints")
-    else:
-        ax.bar(
-            lo[finite],
-            counts[finite] / (n * (hi[finite] - lo[finite])),
-            width=(hi - lo)[finite],
-            align="edge",
-            color="0.8",
-            edgecolor="0.5",
-            label="cell histogram",
-        )
-    span = np.concatenate([lo[np.isfinite(lo)], hi[np.isfinite(hi)]])
-    scale = results.sigma
-    left = min(span.min(), results.mu - 4 * scale) if span.size else results.mu - 4 * scale
-    right = max(span.max(), results.mu + 4 * scale) if span.size else results.mu + 4 * scale
-    grid = np.linspace(left, right, 400)
-    ax.plot(grid, results.pdf(grid), color="C0", label=f"fitted {results.family}", **kwargs)
-    ax.set_xlabel("x")
-    ax.set_ylabel("density")
-    ax.legend(frameon=False)
-    ax.set_title(f"{results.method}")
-    return ax
-
-
-def plot_history(results, ax=None, **kwargs):
-    """Log-likelihood per ECM iteration."""
-    ax = get_ax(ax)
-    ax.plot(np.arange(len(results.history)), results.history, marker=".", **kwargs)
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("log-likelihood")
-    ax.set_title("ECM history")
-    return ax
-
-
-@dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class QuantizedNVMMResults(LikelihoodResults):
-    """Results of a quantized-data NVMM fit.
-
-    Beyond :class:`~statcore.results.LikelihoodResults`: ``family``, ``history`` (the exact
-    observed log-likelihood per ECM iteration, non-decreasing), the estimates as attributes
-    (``mu``, ``sigma`` for univariate fits or ``Sigma`` for multivariate ones, ``gamma``, ``nu``
-    or ``lam, chi, psi``) and ``fixed`` (the parameters held known).
-    """
-
-    family: str = "gaussian"
-    history: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    estimates: dict = field(default_factory=dict)
-    fixed: tuple = ()
-
-    _plots: ClassVar[dict] = {
-        "density": plot_density,
-        "coef": plot_coefficients,
-        "history": plot_history,
-    }
-
-    @property
-    def mu(self):
-        return self.estimates.get("mu")
-
-    @property
-    def sigma(self):
-        """Scale of a univariate fit (a standard deviation); None for multivariate fits."""
-        return self.estimates.get("sigma")
-
-    @property
-    def Sigma(self):
-        """Scatter matrix of a multivariate fit; None for univariate fits."""
-        return self.estimates.get("Sigma")
-
-    @property
-    def gamma(self):
-        return self.estimates.get("gamma", 0.0)
-
-    @property
-    def nu(self):
-        return self.estimates.get("nu")
-
-    @property
-    def lam(self):
-        gig = self._gig
-        return None if gig is None else gig[0]
-
-    @property
-    def chi(self):
-        gig = self._gig
-        return None if gig is None else gig[1]
-
-    @property
-    def psi(self):
-        gig = self._gig
-        return None if gig is None else gig[2]
-
-    @property
-    def _gig(self):
-        mix = {k: self.estimates[k] for k in MIXING_PARAMS[self.family]}
-        return gig_params(self.family, mix)
-
-    def pdf(self, x):
-        """Fitted density of the latent (unquantized) variable (univariate fits)."""
-        x = np.asarray(x, dtype=float)
-        mix = {k: self.estimates[k] for k in MIXING_PARAMS[self.family]}
-        w, logwt = mixing_nodes(self.family, mix)
-        m = self.mu + w * self.gamma
-        s = self.sigma * np.sqrt(w)
-        z = (x[..., None] - m) / s
-        logf = logwt - 0.5 * z**2 - np.log(s) - 0.5 * np.log(2 * np.pi)
-        return np.exp(special.logsumexp(logf, axis=-1))
-
-    def _repr_lines(self):
-        return ["", f"family: {self.family}", *super()._repr_lines()[1:]]
-
+from statcore.quantized.results import QuantizedNVMMResults
+from statcore.results import ResamplingResult
 
 # --- the model ----------------------------------------------------------------------------------
 
 
-class QuantizedNVMM:
+class QuantizedNVMM(Estimator):
     """Maximum likelihood for NVMM laws observed through a quantizer (scalar cells or boxes).
 
     ``X = mu + W gamma + sqrt(W) Sigma^{1/2} Z`` is observed only through the cell (box)
@@ -262,6 +54,10 @@ class QuantizedNVMM:
         Cell edges (``-inf``/``inf`` allowed); ``lower < upper`` everywhere.
     family : {"gaussian", "t", "skew_t", "nig", "vg", "gh"}
         The NVMM member; multivariate boxes take ``"gaussian"`` or ``"t"``.
+    names : sequence of str, optional
+        Labels of the coordinates, used in the parameter names (``mu[x1]``,
+        ``Sigma[x2,x1]``) and, for a single coordinate, in the method's description.
+        ``from_codes`` and ``from_formula`` take them from the columns of a data frame.
 
     See Also
     --------
@@ -276,7 +72,9 @@ class QuantizedNVMM:
     Stat. 35.
     """
 
-    def __init__(self, lower, upper, *, family: str = "gaussian", _dithered=None):
+    method_name = "Quantized NVMM"
+
+    def __init__(self, lower, upper, *, family: str = "gaussian", names=None, _dithered=None):
         self.family = check_option(family, name="family", options=FAMILIES)
         lo, hi = check_cells(lower, upper)
         if lo.ndim == 2 and lo.shape[1] == 1:
@@ -289,17 +87,18 @@ class QuantizedNVMM:
         self.lower, self.upper = lo, hi
         self.lower.setflags(write=False)
         self.upper.setflags(write=False)
-        self.nobs = lo.shape[0]
         self.n_dims = 1 if lo.ndim == 1 else lo.shape[1]
-        if self.multivariate and self.n_dims > max(BOX_NODES):
+        if self.multivariate and self.n_dims > max(_boxes.BOX_NODES):
             raise NotImplementedError(
-                f"multivariate boxes are supported up to d = {max(BOX_NODES)}; "
+                f"multivariate boxes are supported up to d = {max(_boxes.BOX_NODES)}; "
                 f"got d = {self.n_dims}"
             )
+        self.names = self._check_names(names)
         self._lower_u, self._upper_u, self._counts_u, _ = dedup_cells(lo, hi)
         if not self.multivariate:
             self._lower_u, self._upper_u = self._lower_u[:, 0], self._upper_u[:, 0]
         self._dithered = (len(self._counts_u) > 0.5 * self.nobs) if _dithered is None else _dithered
+        self._n_dropped = 0
         self._n_edges = (
             n_finite_edges(lo, hi)
             if not self.multivariate
@@ -314,20 +113,58 @@ class QuantizedNVMM:
                 stacklevel=2,
             )
 
+    def _check_names(self, names):
+        if names is None:
+            return None
+        names = tuple(str(name) for name in names)
+        if len(names) != self.n_dims:
+            raise ValueError(
+                f"`names` must have one label per coordinate ({self.n_dims}); got {len(names)}"
+            )
+        return names
+
     @classmethod
-    def from_codes(cls, codes, quantizer, *, family: str = "gaussian", dither=None):
-        """Build the model from integer codes and the :class:`Quantizer` that produced them."""
-        lower, upper = quantizer.cells(codes, dither)
-        return cls(lower, upper, family=family, _dithered=dither is not None)
+    def from_codes(cls, codes, quantizer, *, family: str = "gaussian", dither=None, **kwargs):
+        """Build the model from integer codes and the :class:`Quantizer` that produced them.
 
-    def __repr__(self):
-        shape = f"d={self.n_dims}, " if self.multivariate else ""
-        return (
-            f"QuantizedNVMM(family={self.family!r}, {shape}nobs={self.nobs}, "
-            f"unique_cells={len(self._counts_u)})"
-        )
+        A DataFrame's column labels (a Series' name) become the coordinates' ``names``.
+        """
+        if "names" not in kwargs and isinstance(codes, pd.DataFrame | pd.Series):
+            labels = codes.columns if isinstance(codes, pd.DataFrame) else [codes.name]
+            kwargs["names"] = None if labels[0] is None else [str(c) for c in labels]
+        lower, upper = quantizer.cells(np.asarray(codes), dither)
+        return cls(lower, upper, family=family, _dithered=dither is not None, **kwargs)
 
-    # --- parameter bookkeeping (univariate) ---------------------------------------------------
+    @classmethod
+    def from_formula(cls, formula: str, data, *, quantizer, missing: str = "raise", **kwargs):
+        """Build the model from the columns of codes a one-sided formula names.
+
+        ``QuantizedNVMM.from_formula("~ x", data, quantizer=q, family="t")`` fits the codes in
+        column ``x``; ``"~ x1 + x2"`` the boxes of two coordinates. The codes are the columns'
+        values and their labels name the parameters. Rows with a missing code raise, or are
+        dropped (``missing="drop"``, counted in the results' notes). Remaining keyword
+        arguments (``family``, ``dither``, ...) go to :meth:`from_codes`.
+        """
+        codes, n_dropped = formula_columns(formula, data, missing=missing)
+        model = cls.from_codes(codes, quantizer, **kwargs)
+        model._n_dropped = n_dropped
+        return model
+
+    @property
+    def nobs(self) -> int:
+        return self.lower.shape[0]
+
+    def _repr_spec(self) -> str:
+        shape = f", d={self.n_dims}" if self.multivariate else ""
+        return f"family={self.family!r}{shape}, unique_cells={len(self._counts_u)}"
+
+    def _result_fields(self) -> dict:
+        notes = ()
+        if self._n_dropped:
+            notes = (f"{self._n_dropped} row(s) with missing codes were dropped.",)
+        return {**super()._result_fields(), "notes": notes}
+
+    # --- parameter bookkeeping ----------------------------------------------------------------
 
     @property
     def _skew(self):
@@ -336,27 +173,19 @@ class QuantizedNVMM:
     @property
     def param_names(self) -> list[str]:
         if self.multivariate:
-            d = self.n_dims
-            names = [f"mu[{j}]" for j in range(d)]
-            names += [f"Sigma[{j},{k}]" for j in range(d) for k in range(j + 1)]
-            return names + list(MIXING_PARAMS[self.family])
+            labels = self.names or [str(j) for j in range(self.n_dims)]
+            return _boxes.box_param_names(labels, self.family)
         return (
             ["mu", "sigma"] + (["gamma"] if self._skew else []) + list(MIXING_PARAMS[self.family])
         )
 
-    def _bounds(self, name):
-        lo, hi = MIXING_BOUNDS[name]
-        if self.family == "vg" and name == "lam":
-            lo = 1e-3
-        if self.family == "skew_t" and name == "nu":
-            lo = 2.05  # E[W | cell] must be finite for the skew update
-        return lo, hi
-
-    def _positive(self, name):
-        return is_log_scale(self.family, name)
+    def _model_fix(self) -> dict:
+        """Parameters the model itself holds known (none; ``QuantizedCovariance``: ``mu = 0``)."""
+        return {}
 
     # --- fit ----------------------------------------------------------------------------------
 
+    @renamed_keywords(se="cov_type")
     def fit(
         self,
         *,
@@ -364,7 +193,7 @@ class QuantizedNVMM:
         tol: float = 1e-8,
         start=None,
         fix=None,
-        se: str | None = "louis",
+        cov_type: str | None = "louis",
         accelerate: bool = True,
         progress: bool = False,
         n_resamples: int = 200,
@@ -380,42 +209,63 @@ class QuantizedNVMM:
             Relative change of the log-likelihood at which to stop (ghyp's reltol, 1e-8); the
             largest change of an (unconstrained) parameter must also be below ``tol ** 0.75``.
         start : dict, optional
-            Starting values by name (default: midpoint-imputed moments, ``nu = 5``).
+            Starting values by name (default: midpoint-imputed moments, ``nu = 5``); for
+            multivariate fits ``"mu"``, ``"Sigma"`` and ``"nu"``.
         fix : dict, optional
             Parameters held known, e.g. ``{"nu": 4}`` or ``{"sigma": 1.0}``; for multivariate
             fits ``"mu"`` (a vector) and the mixing parameters.
-        se : {"louis", "hessian", "bootstrap", None}
+        cov_type : {"louis", "hessian", "bootstrap", None}
             Standard errors from Louis's identity (univariate; multivariate fits use the
             Hessian), the numerical Hessian of the exact log-likelihood, a nonparametric
-            bootstrap over observations (``n_resamples``, ``random_state``), or none.
+            bootstrap over observations (``n_resamples``, ``random_state``; the replicates are
+            kept in ``resampling``, failed refits skipped and counted in the notes), or none.
+            Formerly ``se=`` (still accepted, with a ``FutureWarning``).
         accelerate : bool
             SQUAREM extrapolation, kept only when it does not lower the likelihood.
         progress : bool
-            A tqdm bar over iterations.
+            A progress bar over iterations.
+        n_resamples : int
+            Bootstrap replicates (``cov_type="bootstrap"``).
+        random_state : int or Generator, optional
+            Seeds the bootstrap.
+
+        Returns
+        -------
+        QuantizedNVMMResults
+            ``iterations`` records how the ECM stopped; a fit that reaches ``maxiter`` warns
+            :class:`~statcore.exceptions.ConvergenceWarning`.
         """
         maxiter = check_positive_int(maxiter, name="maxiter")
         tol = check_positive(tol, name="tol")
-        if se is not None:
-            check_option(se, name="se", options=SE_METHODS)
+        cov_type = check_cov_type(cov_type)
+        fix = {**self._model_fix(), **dict(fix or {})}
+        options = dict(maxiter=maxiter, tol=tol, start=start, fix=fix, accelerate=accelerate)
         if self.multivariate:
-            from statcore.quantized.covariance import fit_boxes
+            fit = _boxes.fit_boxes(self, progress=progress, **options)
+        else:
+            fit = self._fit_cells(progress=progress, **options)
+        return QuantizedNVMMResults.from_fit(
+            fit,
+            names=self.param_names,
+            family=self.family,
+            cov_type=cov_type,
+            fields=self._result_fields(),
+            bootstrap=lambda: self._bootstrap(fit, n_resamples, random_state, maxiter),
+            method=self._method(),
+        )
 
-            return fit_boxes(
-                self,
-                maxiter=maxiter,
-                tol=tol,
-                start=start,
-                fix=fix,
-                se=se,
-                accelerate=accelerate,
-                progress=progress,
-                n_resamples=n_resamples,
-                random_state=random_state,
-            )
+    def _method(self) -> str:
+        if self.multivariate:
+            return f"{self.method_name} ({self.family}, d = {self.n_dims}) by ECM"
+        of = f" of {self.names[0]}" if self.names else ""
+        return f"{self.method_name} ({self.family}){of} by ECM"
+
+    def _fit_cells(self, *, maxiter, tol, start, fix, accelerate, progress) -> _ecm.EcmFit:
+        """The ECM over scalar cells, in the parameters' unconstrained coordinates."""
         names = self.param_names
         fix = check_fix(fix, names)
         free = [p for p in names if p not in fix]
-        self._check_identified(free, fix)
+        self._check_identified(free)
         theta = self._start(start, fix)
         lo, hi, counts = self._lower_u, self._upper_u, self._counts_u
         fam = self.family
@@ -431,48 +281,45 @@ class QuantizedNVMM:
                 th[p] = float(np.exp(v)) if self._positive(p) else float(v)
             return th
 
-        def mix_of(th):
-            return {k: th[k] for k in MIXING_PARAMS[fam]}
-
         def loglik_th(th):
+            mix = {k: th[k] for k in MIXING_PARAMS[fam]}
             return _ecm.scalar_loglik(
-                lo, hi, th["mu"], th["sigma"], th.get("gamma", 0.0), fam, mix_of(th), counts
+                lo, hi, th["mu"], th["sigma"], th.get("gamma", 0.0), fam, mix, counts
             )
 
         def step(x):
-            th = unpack(x)
-            new = self._ecm_step(th, free, mix_free, loglik_th)
+            new = self._ecm_step(unpack(x), free, mix_free, loglik_th)
             return pack(new), new["_llf_in"]
 
-        def loglik(x):
-            return loglik_th(unpack(x))
-
-        x, llf, history, converged, n_iter = _ecm.run_ecm(
+        x, llf, history, record = _ecm.run_ecm(
             step,
-            loglik,
+            lambda x: loglik_th(unpack(x)),
             pack(theta),
             maxiter=maxiter,
             tol=tol,
             accelerate=accelerate,
             progress=progress,
-            name="QuantizedNVMM",
+            name=f"{type(self).__name__}.fit",
         )
         theta = unpack(x)
-        return self._results(
-            theta,
-            free,
-            fix,
-            llf,
-            history,
-            converged,
-            n_iter,
-            se,
-            n_resamples,
-            random_state,
-            loglik_th,
+        estimates = {p: theta[p] for p in names}
+        estimates.setdefault("gamma", 0.0)
+        return _ecm.EcmFit(
+            values={p: theta[p] for p in names},
+            free=free,
+            fix=fix,
+            llf=float(llf),
+            history=history,
+            record=record,
+            estimates=estimates,
+            restart={p: theta[p] for p in free},
+            information=lambda cov_type: self._information(theta, free, cov_type, loglik_th),
         )
 
-    def _check_identified(self, free, fix):
+    def _positive(self, name):
+        return is_log_scale(self.family, name)
+
+    def _check_identified(self, free):
         if self._n_edges < 2 and "sigma" in free:
             raise ValueError(
                 "1-bit data with a single threshold and no dither do not identify the scale: "
@@ -531,64 +378,23 @@ class QuantizedNVMM:
                 s2 += -2 * gamma * (a - mu) + gamma**2 * eta
             new["sigma"] = float(np.sqrt(max(s2, 1e-300)))
         if mix_free:
-            new.update(self._mixing_step(new, mix_free, loglik_th))
+            new.update(_ecm.mixing_step(new, mix_free, loglik_th, fam))
         new["_llf_in"] = llf_in
         return new
 
-    def _mixing_step(self, th, mix_free, loglik_th):
-        """ECME: maximise the observed likelihood over the free mixing parameters."""
-        current = loglik_th(th)
-
-        def to_x(v, p):
-            return np.log(v) if self._positive(p) else v
-
-        def from_x(x, p):
-            return float(np.exp(x)) if self._positive(p) else float(x)
-
-        def negll(xs):
-            trial = dict(th)
-            for p, xv in zip(mix_free, np.atleast_1d(xs), strict=True):
-                trial[p] = from_x(xv, p)
-            try:
-                val = loglik_th(trial)
-            except (ValueError, FloatingPointError, ZeroDivisionError):
-                return np.inf
-            return -val if np.isfinite(val) else np.inf
-
-        if len(mix_free) == 1:
-            p = mix_free[0]
-            lo, hi = (to_x(b, p) for b in self._bounds(p))
-            res = optimize.minimize_scalar(
-                negll, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}
-            )
-            best = np.atleast_1d(res.x)
-        else:
-            x0 = np.array([to_x(th[p], p) for p in mix_free])
-            res = optimize.minimize(
-                negll,
-                x0,
-                method="Nelder-Mead",
-                options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 400},
-            )
-            best = res.x
-            bounds = [tuple(to_x(b, p) for b in self._bounds(p)) for p in mix_free]
-            best = np.array([np.clip(v, lo, hi) for v, (lo, hi) in zip(best, bounds, strict=True)])
-        if -negll(best) >= current:
-            return {p: from_x(v, p) for p, v in zip(mix_free, best, strict=True)}
-        return {p: th[p] for p in mix_free}
-
     # --- inference ----------------------------------------------------------------------------
 
-    def _information(self, theta, free, se, loglik_th):
-        names = self.param_names
-        if se == "hessian":
+    def _information(self, theta, free, cov_type, loglik_th):
+        """Observed information over ``free``: Louis's identity or the numerical Hessian."""
+        if cov_type == "hessian":
 
             def f(x):
                 th = dict(theta)
                 th.update(dict(zip(free, x, strict=True)))
                 return loglik_th(th)
 
-            return -_ecm.numerical_hessian(f, np.array([theta[p] for p in free]))
+            info = -_ecm.numerical_hessian(f, np.array([theta[p] for p in free]))
+            return info, "numerical Hessian", ()
         mix_free = [p for p in MIXING_PARAMS[self.family] if p in free]
         mix = {k: theta[k] for k in MIXING_PARAMS[self.family]}
         info = _ecm.louis_information(
@@ -605,85 +411,47 @@ class QuantizedNVMM:
             mix_free=mix_free,
         )
         order = ["mu", "sigma"] + (["gamma"] if self._skew else []) + mix_free
-        keep = [order.index(p) for p in names if p in free]
-        return info[np.ix_(keep, keep)]
+        keep = [order.index(p) for p in self.param_names if p in free]
+        return info[np.ix_(keep, keep)], "Louis observed information", ()
 
-    def _bootstrap(self, theta, free, fix, n_resamples, random_state):
+    def _bootstrap(self, fit, n_resamples, random_state, maxiter) -> ResamplingResult:
+        """Nonparametric bootstrap over observations: refits on multinomial redraws of the cell
+        counts, started at the estimate. Refits that fail (a redraw that no longer identifies
+        the model) are skipped and counted in the notes."""
         rng = check_random_state(random_state)
+        n_resamples = check_positive_int(n_resamples, name="n_resamples")
         counts = self._counts_u
-        reps = []
-        for _ in range(check_positive_int(n_resamples, name="n_resamples")):
-            draw = rng.multinomial(int(counts.sum()), counts / counts.sum())
+        n = counts.sum()
+        replicates = []
+        for _ in range(n_resamples):
+            draw = rng.multinomial(int(n), counts / n)
             keep = draw > 0
-            sub = QuantizedNVMM.__new__(QuantizedNVMM)
-            sub.__dict__.update(self.__dict__)
+            sub = copy.copy(self)
             sub._lower_u, sub._upper_u = self._lower_u[keep], self._upper_u[keep]
             sub._counts_u = draw[keep].astype(float)
             with warnings.catch_warnings():
+                # a replicate's ECM record is not the user's fit: its warnings would mislead
                 warnings.simplefilter("ignore")
                 try:
-                    res = sub.fit(start={p: theta[p] for p in free}, fix=fix, se=None, tol=1e-7)
-                    reps.append([res.estimates[p] for p in free])
+                    res = sub.fit(
+                        start=fit.restart,
+                        fix=fit.fix,
+                        cov_type=None,
+                        tol=BOOTSTRAP_TOL,
+                        maxiter=maxiter,
+                    )
                 except (ValueError, np.linalg.LinAlgError):
                     continue
-        return np.asarray(reps)
-
-    def _results(
-        self,
-        theta,
-        free,
-        fix,
-        llf,
-        history,
-        converged,
-        n_iter,
-        se,
-        n_resamples,
-        random_state,
-        loglik_th,
-    ):
-        names = self.param_names
-        params = pd.Series([theta[p] for p in names], index=names, name="estimate", dtype=float)
-        vcov = None
-        notes = []
-        cov_type = "none"
-        resampling = None
-        if se in ("louis", "hessian"):
-            info = self._information(theta, free, se, loglik_th)
-            sub = np.linalg.pinv(info)
-            if np.linalg.eigvalsh(info).min() <= 0:
-                notes.append(
-                    "The observed information is not positive definite: standard "
-                    "errors are unreliable."
-                )
-            cov_type = "Louis observed information" if se == "louis" else "numerical Hessian"
-        elif se == "bootstrap":
-            reps = self._bootstrap(theta, free, fix, n_resamples, random_state)
-            sub = np.cov(reps, rowvar=False).reshape(len(free), len(free))
-            cov_type = f"bootstrap ({len(reps)} resamples)"
-        if se is not None:
-            vcov = free_vcov(sub, names, free)
-        if fix:
-            notes.append(fixed_note(fix))
-        estimates = {p: theta[p] for p in names}
-        estimates.setdefault("gamma", 0.0)
-        return QuantizedNVMMResults(
-            method=f"Quantized NVMM ({self.family}) by ECM",
+            replicates.append(res.params[fit.free].to_numpy())
+        failed = n_resamples - len(replicates)
+        notes = (f"{failed} of {n_resamples} bootstrap refits failed and were skipped.",)
+        return ResamplingResult(
+            method=f"{self._method()}: bootstrap",
             nobs=self.nobs,
-            model=self,
-            params=params,
-            vcov=vcov,
-            llf=float(llf),
-            converged=bool(converged),
-            n_iter=int(n_iter),
-            cov_type=cov_type,
-            resampling=resampling,
-            df_model=len(free),
-            notes=tuple(notes),
-            family=self.family,
-            history=history,
-            estimates=estimates,
-            fixed=tuple(fix),
+            estimate=pd.Series([fit.values[p] for p in fit.free], index=fit.free, dtype=float),
+            replicates=pd.DataFrame(replicates, columns=fit.free, dtype=float),
+            scheme="nonparametric bootstrap over observations",
+            notes=notes if failed else (),
         )
 
     def loglike(self, params) -> float:
@@ -692,9 +460,7 @@ class QuantizedNVMM:
         if not isinstance(params, dict):
             params = dict(zip(self.param_names, np.asarray(params, dtype=float), strict=True))
         if self.multivariate:
-            from statcore.quantized.covariance import box_loglik_params
-
-            return box_loglik_params(self, params)
+            return _boxes.box_loglik_params(self, params)
         mix = {k: params[k] for k in MIXING_PARAMS[self.family]}
         return _ecm.scalar_loglik(
             self._lower_u,
@@ -708,4 +474,4 @@ class QuantizedNVMM:
         )
 
 
-__all__ = ["IdentifiabilityWarning", "QuantizedNVMM", "QuantizedNVMMResults", "_kernels"]
+__all__ = ["IdentifiabilityWarning", "QuantizedNVMM", "QuantizedNVMMResults"]

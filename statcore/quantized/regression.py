@@ -2,37 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-import pandas as pd
-from scipy import optimize
 
+from statcore._compat import renamed_keywords
 from statcore._validation import check_option, check_positive, check_positive_int
 from statcore.base import Model
-from statcore.formula import Design, capture_context, design_from_formula
+from statcore.formula import Design
 from statcore.quantized import _ecm
-from statcore.quantized.mixing import FAMILIES, MIXING_BOUNDS, MIXING_PARAMS, MIXING_START, SKEWED
-from statcore.quantized.model import (
-    SE_METHODS,
-    QuantizedNVMMResults,
+from statcore.quantized._common import (
+    COV_TYPES,
     check_cells,
+    check_cov_type,
     check_fix,
-    fixed_note,
-    free_vcov,
     is_log_scale,
 )
+from statcore.quantized.mixing import FAMILIES, MIXING_PARAMS, MIXING_START, SKEWED
 from statcore.quantized.quantizer import midpoint_impute
-
-
-@dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class QuantizedRegressionResults(QuantizedNVMMResults):
-    """Results of :class:`QuantizedRegression`: ``params`` holds beta, sigma, gamma and the
-    mixing parameters; ``predict`` gives the latent mean ``X beta`` (plus ``gamma E W`` for
-    skewed errors, which the intercept otherwise absorbs)."""
-
-    def _predict_exog(self, exog):
-        return exog @ self.params.loc[list(self.design_spec.x_names)].to_numpy()
+from statcore.quantized.results import QuantizedRegressionResults
 
 
 class QuantizedRegression(Model):
@@ -114,12 +100,6 @@ class QuantizedRegression(Model):
         self._mids = mids
         self.quantizer = quantizer
 
-    @classmethod
-    def from_formula(cls, formula, data, *, missing="raise", **kwargs):
-        """Formula whose left side is the column of codes, e.g. ``"code ~ x1 + x2"``."""
-        design = design_from_formula(formula, data, missing=missing, context=capture_context(1))
-        return cls(design, **kwargs)
-
     @property
     def _skew(self):
         return self.family in SKEWED
@@ -136,6 +116,7 @@ class QuantizedRegression(Model):
     def _positive(self, name):
         return is_log_scale(self.family, name)
 
+    @renamed_keywords(se="cov_type")
     def fit(
         self,
         *,
@@ -143,40 +124,101 @@ class QuantizedRegression(Model):
         tol: float = 1e-8,
         start=None,
         fix=None,
-        se: str | None = "louis",
+        cov_type: str | None = "louis",
         accelerate: bool = True,
         progress: bool = False,
-    ):
-        """ECM fit; options as :meth:`QuantizedNVMM.fit` (``se`` in louis, hessian, None)."""
+    ) -> QuantizedRegressionResults:
+        """ECM fit; options as :meth:`QuantizedNVMM.fit` (``cov_type`` in louis, hessian, None;
+        formerly ``se=``, still accepted with a ``FutureWarning``)."""
         maxiter = check_positive_int(maxiter, name="maxiter")
         tol = check_positive(tol, name="tol")
-        if se is not None:
-            check_option(se, name="se", options=SE_METHODS[:2])
-        fam = self.family
-        X = self.exog
-        p = X.shape[1]
-        lo, hi = self.lower, self.upper
-        scalar_names = ["sigma"] + (["gamma"] if self._skew else []) + list(MIXING_PARAMS[fam])
-        fix = check_fix(fix, scalar_names)
-        free_scalar = [k for k in scalar_names if k not in fix]
-        mix_free = [k for k in MIXING_PARAMS[fam] if k in free_scalar]
-        edges = np.unique(np.concatenate([lo[np.isfinite(lo)], hi[np.isfinite(hi)]]))
-        if len(edges) < 2 and "sigma" in free_scalar:
-            raise ValueError(
-                "1-bit responses with one threshold and no dither identify only beta / sigma: "
-                "fit with fix={'sigma': ...} or quantize with a known dither"
-            )
-        mids = self._mids
-        beta0, *_ = np.linalg.lstsq(X, mids, rcond=None)
-        resid = mids - X @ beta0
+        cov_type = check_cov_type(cov_type, COV_TYPES[:2])
+        fit = self._fit_ecm(
+            maxiter=maxiter,
+            tol=tol,
+            start=start,
+            fix=check_fix(fix, self._scalar_names),
+            accelerate=accelerate,
+            progress=progress,
+        )
+        return QuantizedRegressionResults.from_fit(
+            fit,
+            names=self.param_names,
+            family=self.family,
+            cov_type=cov_type,
+            fields=self._result_fields(),
+            method=f"{self.method_name} ({self.family} errors) by ECM",
+            df_resid=self.nobs - len(fit.free),
+        )
+
+    @property
+    def _scalar_names(self):
+        return ["sigma"] + (["gamma"] if self._skew else []) + list(MIXING_PARAMS[self.family])
+
+    def _start(self, start, fix):
+        beta0, *_ = np.linalg.lstsq(self.exog, self._mids, rcond=None)
+        resid = self._mids - self.exog @ beta0
         theta = {"beta": beta0, "sigma": float(np.std(resid)) or 1.0, "gamma": 0.0}
-        for k in MIXING_PARAMS[fam]:
+        for k in MIXING_PARAMS[self.family]:
             theta[k] = MIXING_START[k]
         if start:
             theta.update(
                 {k: (np.asarray(v, float) if k == "beta" else float(v)) for k, v in start.items()}
             )
         theta.update(fix)
+        return theta
+
+    def _check_identified(self, free_scalar):
+        lo, hi = self.lower, self.upper
+        edges = np.unique(np.concatenate([lo[np.isfinite(lo)], hi[np.isfinite(hi)]]))
+        if len(edges) < 2 and "sigma" in free_scalar:
+            raise ValueError(
+                "1-bit responses with one threshold and no dither identify only beta / sigma: "
+                "fit with fix={'sigma': ...} or quantize with a known dither"
+            )
+
+    def _cm_step(self, th, fix, mix_free, loglik_th):
+        """One ECM iteration: E-step moments, CM steps for (beta, gamma) and sigma, ECME."""
+        X, lo, hi, fam = self.exog, self.lower, self.upper, self.family
+        p = X.shape[1]
+        loc = X @ th["beta"]
+        gamma = th.get("gamma", 0.0) if self._skew else 0.0
+        mix = {k: th[k] for k in MIXING_PARAMS[fam]}
+        logp, out = _ecm.scalar_estep(lo, hi, loc, th["sigma"], gamma, fam, mix)
+        delta, eta, f, e, s = out[:, 0], out[:, 1], out[:, 3], out[:, 4], out[:, 5]
+        new = dict(th)
+        if self._skew and "gamma" not in fix:
+            A = np.zeros((p + 1, p + 1))
+            A[:p, :p] = (X * delta[:, None]).T @ X
+            A[:p, p] = A[p, :p] = X.sum(axis=0)
+            A[p, p] = eta.sum()
+            rhs = np.concatenate([X.T @ e, [f.sum()]])
+            sol = np.linalg.solve(A, rhs)
+            beta, gamma = sol[:p], float(sol[p])
+        else:
+            rhs = X.T @ (e - gamma * 1.0) if self._skew else X.T @ e
+            beta = np.linalg.solve((X * delta[:, None]).T @ X, rhs)
+        lin = X @ beta
+        new["beta"], new["gamma"] = beta, gamma
+        if "sigma" not in fix:
+            s2 = s - 2 * e * lin + delta * lin**2
+            if self._skew:
+                s2 = s2 - 2 * gamma * (f - lin) + gamma**2 * eta
+            new["sigma"] = float(np.sqrt(max(s2.sum() / len(lo), 1e-300)))
+        if mix_free:
+            new.update(_ecm.mixing_step(new, mix_free, loglik_th, fam))
+        return new, float(np.sum(logp))
+
+    def _fit_ecm(self, *, maxiter, tol, start, fix, accelerate, progress) -> _ecm.EcmFit:
+        """The ECM in unconstrained coordinates (beta, then log scales and free mixing)."""
+        fam = self.family
+        X = self.exog
+        p = X.shape[1]
+        lo, hi = self.lower, self.upper
+        free_scalar = [k for k in self._scalar_names if k not in fix]
+        mix_free = [k for k in MIXING_PARAMS[fam] if k in free_scalar]
+        self._check_identified(free_scalar)
+        theta = self._start(start, fix)
 
         def pack(th):
             vals = list(th["beta"])
@@ -191,46 +233,17 @@ class QuantizedRegression(Model):
             th.update(fix)
             return th
 
-        def mix_of(th):
-            return {k: th[k] for k in MIXING_PARAMS[fam]}
-
         def loglik_th(th):
+            mix = {k: th[k] for k in MIXING_PARAMS[fam]}
             return _ecm.scalar_loglik(
-                lo, hi, X @ th["beta"], th["sigma"], th.get("gamma", 0.0), fam, mix_of(th)
+                lo, hi, X @ th["beta"], th["sigma"], th.get("gamma", 0.0), fam, mix
             )
 
         def step(x):
-            th = unpack(x)
-            loc = X @ th["beta"]
-            gamma = th.get("gamma", 0.0) if self._skew else 0.0
-            logp, out = _ecm.scalar_estep(lo, hi, loc, th["sigma"], gamma, fam, mix_of(th))
-            llf = float(np.sum(logp))
-            delta, eta, f, e, s = out[:, 0], out[:, 1], out[:, 3], out[:, 4], out[:, 5]
-            n = len(lo)
-            new = dict(th)
-            if self._skew and "gamma" not in fix:
-                A = np.zeros((p + 1, p + 1))
-                A[:p, :p] = (X * delta[:, None]).T @ X
-                A[:p, p] = A[p, :p] = X.sum(axis=0)
-                A[p, p] = eta.sum()
-                rhs = np.concatenate([X.T @ e, [f.sum()]])
-                sol = np.linalg.solve(A, rhs)
-                beta, gamma = sol[:p], float(sol[p])
-            else:
-                rhs = X.T @ (e - gamma * 1.0) if self._skew else X.T @ e
-                beta = np.linalg.solve((X * delta[:, None]).T @ X, rhs)
-            lin = X @ beta
-            new["beta"], new["gamma"] = beta, gamma
-            if "sigma" not in fix:
-                s2 = s - 2 * e * lin + delta * lin**2
-                if self._skew:
-                    s2 = s2 - 2 * gamma * (f - lin) + gamma**2 * eta
-                new["sigma"] = float(np.sqrt(max(s2.sum() / n, 1e-300)))
-            if mix_free:
-                new.update(self._mixing_step(new, mix_free, loglik_th))
+            new, llf = self._cm_step(unpack(x), fix, mix_free, loglik_th)
             return pack(new), llf
 
-        x, llf, history, converged, n_iter = _ecm.run_ecm(
+        x, llf, history, record = _ecm.run_ecm(
             step,
             lambda x: loglik_th(unpack(x)),
             pack(theta),
@@ -238,106 +251,57 @@ class QuantizedRegression(Model):
             tol=tol,
             accelerate=accelerate,
             progress=progress,
-            name="QuantizedRegression",
+            name="QuantizedRegression.fit",
         )
         th = unpack(x)
-        names = self.param_names
         values = dict(zip(self.exog_names, th["beta"], strict=True))
-        values.update({k: th[k] for k in scalar_names})
+        values.update({k: th[k] for k in self._scalar_names})
         free = self.exog_names + free_scalar
-        vcov = None
-        cov_type = "none"
-        if se is not None:
-            if se == "louis":
-                info = _ecm.louis_information(
-                    lo,
-                    hi,
-                    X @ th["beta"],
-                    X,
-                    np.ones(len(lo)),
-                    th["sigma"],
-                    th.get("gamma", 0.0),
-                    fam,
-                    mix_of(th),
-                    skew=self._skew,
-                    mix_free=[k for k in MIXING_PARAMS[fam] if k in free_scalar],
-                )
-                order = (
-                    self.exog_names
-                    + ["sigma"]
-                    + (["gamma"] if self._skew else [])
-                    + [k for k in MIXING_PARAMS[fam] if k in free_scalar]
-                )
-                keep = [order.index(k) for k in free]
-                info = info[np.ix_(keep, keep)]
-                cov_type = "Louis observed information"
-            else:
-
-                def f(v):
-                    trial = dict(th)
-                    trial["beta"] = v[:p]
-                    trial.update(dict(zip(free_scalar, v[p:], strict=True)))
-                    return loglik_th(trial)
-
-                info = -_ecm.numerical_hessian(f, np.array([values[k] for k in free]))
-                cov_type = "numerical Hessian"
-            vcov = free_vcov(np.linalg.pinv(info), names, free)
-        fields = self._result_fields()
-        notes = fields.pop("notes")
-        if fix:
-            notes += (fixed_note(fix),)
-        estimates = {k: th[k] for k in scalar_names}
-        estimates.update({"beta": th["beta"], "mu": None})
+        estimates = {k: th[k] for k in self._scalar_names}
+        estimates.update({"beta": th["beta"]})
         estimates.setdefault("gamma", 0.0)
-        return QuantizedRegressionResults(
-            method=f"{self.method_name} ({fam} errors) by ECM",
-            params=pd.Series([values[k] for k in names], index=names, name="estimate"),
-            vcov=vcov,
+        return _ecm.EcmFit(
+            values=values,
+            free=free,
+            fix=fix,
             llf=float(llf),
-            converged=bool(converged),
-            n_iter=int(n_iter),
-            cov_type=cov_type,
-            df_model=len(free),
-            df_resid=self.nobs - len(free),
-            family=fam,
             history=history,
+            record=record,
             estimates=estimates,
-            fixed=tuple(fix),
-            notes=notes,
-            **fields,
+            restart={"beta": th["beta"], **{k: th[k] for k in free_scalar}},
+            information=lambda cov_type: self._information(th, free_scalar, cov_type, loglik_th),
         )
 
-    def _mixing_step(self, th, mix_free, loglik_th):
-        current = loglik_th(th)
+    def _information(self, th, free_scalar, cov_type, loglik_th):
+        """Observed information over beta and the free scalars: Louis's identity or the
+        numerical Hessian."""
+        X, fam = self.exog, self.family
+        p = X.shape[1]
+        free = self.exog_names + free_scalar
+        if cov_type == "hessian":
 
-        def negll(xs):
-            trial = dict(th)
-            for k, v in zip(mix_free, np.atleast_1d(xs), strict=True):
-                trial[k] = float(np.exp(v)) if self._positive(k) else float(v)
-            val = loglik_th(trial)
-            return -val if np.isfinite(val) else np.inf
+            def f(v):
+                trial = dict(th)
+                trial["beta"] = v[:p]
+                trial.update(dict(zip(free_scalar, v[p:], strict=True)))
+                return loglik_th(trial)
 
-        def bound(k):
-            lo, hi = MIXING_BOUNDS[k]
-            if self.family == "vg" and k == "lam":
-                lo = 1e-3
-            if self.family == "skew_t" and k == "nu":
-                lo = 2.05
-            return (np.log(lo), np.log(hi)) if self._positive(k) else (lo, hi)
-
-        if len(mix_free) == 1:
-            res = optimize.minimize_scalar(
-                negll, bounds=bound(mix_free[0]), method="bounded", options={"xatol": 1e-10}
-            )
-            best = np.atleast_1d(res.x)
-        else:
-            x0 = [np.log(th[k]) if self._positive(k) else th[k] for k in mix_free]
-            best = optimize.minimize(
-                negll, x0, method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-12}
-            ).x
-        if -negll(best) >= current:
-            return {
-                k: float(np.exp(v)) if self._positive(k) else float(v)
-                for k, v in zip(mix_free, best, strict=True)
-            }
-        return {k: th[k] for k in mix_free}
+            start = np.r_[th["beta"], [th[k] for k in free_scalar]]
+            return -_ecm.numerical_hessian(f, start), "numerical Hessian", ()
+        mix_free = [k for k in MIXING_PARAMS[fam] if k in free_scalar]
+        info = _ecm.louis_information(
+            self.lower,
+            self.upper,
+            X @ th["beta"],
+            X,
+            np.ones(len(self.lower)),
+            th["sigma"],
+            th.get("gamma", 0.0),
+            fam,
+            {k: th[k] for k in MIXING_PARAMS[fam]},
+            skew=self._skew,
+            mix_free=mix_free,
+        )
+        order = self.exog_names + ["sigma"] + (["gamma"] if self._skew else []) + mix_free
+        keep = [order.index(k) for k in free]
+        return info[np.ix_(keep, keep)], "Louis observed information", ()

@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 from scipy.sparse.linalg import svds
 
+from statcore._compat import renamed_attribute, renamed_keywords, renamed_method
+from statcore._progress import progress as progress_bar
 from statcore._validation import (
     as_float_array,
     check_option,
@@ -44,11 +46,12 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.exceptions import ConvergenceWarning
+from statcore.base import Estimator
 from statcore.quantized import _ecm
+from statcore.quantized._common import IdentifiabilityWarning, check_start
 from statcore.quantized.mixing import MIXING_START
-from statcore.quantized.model import IdentifiabilityWarning, QuantizedNVMMResults, plot_history
 from statcore.quantized.quantizer import midpoint_impute
+from statcore.quantized.results import QuantizedResults, plot_history
 from statcore.quantized.structured import (
     STRUCTURED_FAMILIES,
     SVDS_MIN_DIM,
@@ -112,38 +115,39 @@ def plot_signal(results, ax=None, **kwargs):
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlabel("coordinate")
     ax.set_ylabel("estimate")
-    ax.set_title(f"{int(nz.sum())} of {len(x)} nonzero (lam = {results.lam:.3g})")
+    ax.set_title(f"{int(nz.sum())} of {len(x)} nonzero (penalty = {results.penalty:.3g})")
     return ax
 
 
 def plot_path(results, ax=None, **kwargs):
-    """BIC against lam over the grid, the chosen value marked."""
+    """BIC against the penalty over the grid, the chosen value marked."""
     if results.path is None:
-        raise ValueError("this fit used a fixed lam: there is no BIC path to plot")
+        raise ValueError("this fit used a fixed penalty: there is no BIC path to plot")
     ax = get_ax(ax)
     path = results.path
-    ax.plot(path["lam"], path["bic"], marker=".", **kwargs)
-    ax.axvline(results.lam, color="grey", ls="--", lw=0.8)
+    ax.plot(path["penalty"], path["bic"], marker=".", **kwargs)
+    ax.axvline(results.penalty, color="grey", ls="--", lw=0.8)
     ax.set_xscale("log")
-    ax.set_xlabel("lam")
+    ax.set_xlabel("penalty")
     ax.set_ylabel("BIC")
     ax.set_title("penalty chosen by BIC")
     return ax
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class QuantizedCompressedSensingResults(QuantizedNVMMResults):
+class QuantizedCompressedSensingResults(QuantizedResults):
     """Results of :class:`QuantizedCompressedSensing`.
 
     ``params`` holds the p coefficients, ``sigma`` and (t) ``nu``; ``x`` (also ``coef``) the
     coefficients as an array and ``support`` their nonzero positions. ``llf`` is the exact
     (unpenalised) log-likelihood of the cells at the estimate, ``objective`` the penalised
-    criterion ``llf - n lam ||x||_1 / sigma``, and ``history`` that criterion per ECM
-    iteration (non-decreasing). ``path`` (BIC selection only) has one row per grid value:
-    ``lam, df, llf, bic, converged, n_iter``. No standard errors (``cov_type = "none"``).
+    criterion ``llf - n lam ||x||_1 / sigma`` at the L1 weight ``penalty`` (``lam``), and
+    ``history`` that criterion per ECM iteration (non-decreasing). ``path`` (BIC selection
+    only) has one row per grid value: ``penalty, df, llf, bic, converged, n_iter``. No standard
+    errors (``cov_type = "none"``).
     """
 
-    lam: float = 0.0
+    penalty: float = 0.0
     objective: float = np.nan
     path: pd.DataFrame | None = None
     n_coef: int = 0
@@ -155,6 +159,7 @@ class QuantizedCompressedSensingResults(QuantizedNVMMResults):
         return self.params.iloc[: self.n_coef].to_numpy()
 
     coef = x
+    lam = renamed_attribute("lam", "penalty")
 
     @property
     def support(self) -> np.ndarray:
@@ -191,7 +196,7 @@ class QuantizedCompressedSensingResults(QuantizedNVMMResults):
         shown = pd.concat([nz[nz != 0], self.params.iloc[self.n_coef :]])
         return [
             "",
-            f"family: {self.family}, lam = {self.lam:.4g}, {len(self.support)} of "
+            f"family: {self.family}, penalty = {self.penalty:.4g}, {len(self.support)} of "
             f"{self.n_coef} nonzero",
             "",
             "Nonzero coefficients and scale:",
@@ -202,7 +207,7 @@ class QuantizedCompressedSensingResults(QuantizedNVMMResults):
 # --- the model --------------------------------------------------------------------------------
 
 
-class QuantizedCompressedSensing:
+class QuantizedCompressedSensing(Estimator):
     """Sparse recovery from quantized linear measurements ``y = Q(A x + eps)``, by ECM.
 
     Parameters
@@ -249,12 +254,14 @@ class QuantizedCompressedSensing:
     Biometrika 81.
     """
 
+    method_name = "Quantized compressed sensing"
+
     def __init__(
         self, codes, quantizer, A, *, penalty="bic", family: str = "gaussian", dither=None
     ):
         self.family = check_option(family, name="family", options=STRUCTURED_FAMILIES)
         self.quantizer = check_scalar_quantizer(quantizer)
-        self.lam, self.grid = parse_penalty(penalty)
+        self.penalty, self.penalty_grid = parse_penalty(penalty)
         names = None
         if isinstance(A, pd.DataFrame):
             names = [str(c) for c in A.columns]
@@ -280,29 +287,35 @@ class QuantizedCompressedSensing:
             if len(u) != n:
                 raise ValueError(f"`dither` must have {n} entries; got {len(u)}")
         self.lower, self.upper = self.quantizer.cells(self.codes, u)
-        self.nobs, self.n_coef = n, p
+        self.n_coef = p
         self.coef_names = names or [f"x[{j}]" for j in range(p)]
-        if self.lam == 0.0 and p >= n:
+        if self.penalty == 0.0 and p >= n:
             warnings.warn(
-                f"lam = 0 with p = {p} >= n = {n}: the unpenalised likelihood does not identify "
-                "x (and the scale can collapse)",
+                f"penalty = 0 with p = {p} >= n = {n}: the unpenalised likelihood does not "
+                "identify x (and the scale can collapse)",
                 IdentifiabilityWarning,
                 stacklevel=2,
             )
 
-    def __repr__(self):
-        pen = "bic" if self.lam is None else f"{self.lam:g}"
-        return (
-            f"QuantizedCompressedSensing(family={self.family!r}, n={self.nobs}, p={self.n_coef}, "
-            f"penalty={pen})"
-        )
+    lam = renamed_attribute("lam", "penalty")
+    grid = renamed_attribute("grid", "penalty_grid")
+
+    @property
+    def nobs(self) -> int:
+        """Number of measurements."""
+        return len(self.codes)
+
+    def _repr_spec(self) -> str:
+        pen = "bic" if self.penalty is None else f"{self.penalty:g}"
+        return f"family={self.family!r}, p={self.n_coef}, penalty={pen}"
 
     @property
     def param_names(self):
         return self.coef_names + ["sigma"] + (["nu"] if self.family == "t" else [])
 
-    def lam_max(self):
-        """About the smallest lam at which x = 0 (from the midpoints; the top of the BIC grid).
+    def penalty_max(self):
+        """About the smallest penalty at which x = 0 (from the midpoints): the top of the BIC
+        grid.
 
         At x = 0 the KKT condition is ``||A' b||_inf / n <= lam sigma`` with the null fit's
         ``b = E[X/W | cell]`` and sigma, which the midpoints and their root mean square
@@ -324,14 +337,15 @@ class QuantizedCompressedSensing:
         )
         return float(s[0] ** 2)
 
+    @renamed_keywords(n_lambdas="n_penalties", lambda_min_ratio="penalty_min_ratio")
     def fit(
         self,
         *,
         maxiter: int = 2000,
         tol: float = 1e-8,
         start=None,
-        n_lambdas: int = 20,
-        lambda_min_ratio: float = 0.02,
+        n_penalties: int = 20,
+        penalty_min_ratio: float = 0.02,
         refit: bool = False,
         random_state=None,
         progress: bool = False,
@@ -347,99 +361,94 @@ class QuantizedCompressedSensing:
             coefficient (nor ``log sigma``, ``log nu``) moves by more than ``tol ** 0.75``.
         start : dict, optional
             Starting ``x``, ``sigma``, ``nu`` (default: x = 0, the midpoints' root mean square,
-            ``nu = 5``); with BIC, the start of the first (largest) lam.
-        n_lambdas, lambda_min_ratio : int, float
-            The default BIC grid: ``n_lambdas`` geometric values from ``lam_max`` down to
-            ``lambda_min_ratio * lam_max``. The path is fitted downwards with warm starts and
-            stops early once more than n/2 coefficients are nonzero.
+            ``nu = 5``); with BIC, the start of the first (largest) penalty.
+        n_penalties, penalty_min_ratio : int, float
+            The default BIC grid: ``n_penalties`` geometric values from ``penalty_max()`` down
+            to ``penalty_min_ratio * penalty_max()``. The path is fitted downwards with warm
+            starts and stops early once more than n/2 coefficients are nonzero. Formerly
+            ``n_lambdas`` and ``lambda_min_ratio`` (still accepted, with a ``FutureWarning``).
         refit : bool
             After selection, refit the unpenalised quantized regression on the selected
             support (a relaxed lasso with full relaxation): this removes the lasso's shrinkage
-            of x and the penalty's inflation of sigma. ``lam``, ``path`` and the support are
-            those of the penalised fit; ``params``, ``llf`` and ``history`` those of the refit.
+            of x and the penalty's inflation of sigma. ``penalty``, ``path`` and the support
+            are those of the penalised fit; ``params``, ``llf`` and ``history`` those of the
+            refit.
         random_state : int or Generator, optional
             Seeds the ARPACK start vector for ``||A||_2`` when the smaller dimension of ``A``
             is at least ``SVDS_MIN_DIM`` (otherwise an exact SVD, no randomness).
         progress : bool
-            A tqdm bar over iterations (single lam) or over the grid.
+            A progress bar over iterations (a single penalty) or over the grid.
+
+        Returns
+        -------
+        QuantizedCompressedSensingResults
+            ``iterations`` records the ECM of the chosen penalty (of the refit with
+            ``refit=True``); the grid's fits are in ``path``.
         """
         maxiter = check_positive_int(maxiter, name="maxiter")
         tol = check_positive(tol, name="tol")
         rng = check_random_state(random_state)
-        n, p = self.A.shape
-        x0 = np.zeros(p)
-        z = midpoint_impute(self.lower, self.upper)
-        sigma0 = float(np.sqrt(np.mean(z**2))) or 1.0
-        nu0 = MIXING_START["nu"]
-        if start:
-            unknown = set(start) - {"x", "sigma", "nu"}
-            if unknown:
-                raise ValueError(f"`start` may hold x, sigma, nu; got unknown {sorted(unknown)}")
-            if "x" in start:
-                x0 = as_float_array(start["x"], name="start['x']", ndim=1)
-                if len(x0) != p:
-                    raise ValueError(f"`start['x']` must have {p} entries; got {len(x0)}")
-            if "sigma" in start:
-                sigma0 = check_positive(start["sigma"], name="start['sigma']")
-            if "nu" in start:
-                nu0 = check_positive(start["nu"], name="start['nu']")
+        state = self._start(start)
         norm2 = self._norm2(rng)
-        state = (x0, sigma0, nu0)
-        if self.lam is not None:
-            best = self._fit_one(self.A, self.lam, state, norm2, maxiter, tol, progress)
-            path = None
+        path = None
+        if self.penalty is not None:
+            best = self._fit_one(self.A, self.penalty, state, norm2, maxiter, tol, progress)
         else:
-            grid = self.grid
+            grid = self.penalty_grid
             if grid is None:
-                n_lambdas = check_positive_int(n_lambdas, name="n_lambdas", minimum=2)
-                ratio = check_probability(lambda_min_ratio, name="lambda_min_ratio")
-                grid = self.lam_max() * np.geomspace(1.0, ratio, n_lambdas)
-            rows, best = [], None
-            bar = None
-            if progress:
-                from tqdm.auto import tqdm
-
-                bar = tqdm(total=len(grid), desc="QuantizedCompressedSensing (BIC)")
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    for lam in grid:
-                        fit = self._fit_one(self.A, float(lam), state, norm2, maxiter, tol, False)
-                        state = (fit["x"], fit["sigma"], fit["nu"])
-                        df = int((fit["x"] != 0).sum()) + 1 + (self.family == "t")
-                        fit["bic"] = -2 * fit["llf"] + df * np.log(n)
-                        rows.append(
-                            {
-                                "lam": float(lam),
-                                "df": df,
-                                "llf": fit["llf"],
-                                "bic": fit["bic"],
-                                "converged": fit["converged"],
-                                "n_iter": fit["n_iter"],
-                            }
-                        )
-                        if best is None or fit["bic"] < best["bic"]:
-                            best = fit
-                        if bar is not None:
-                            bar.update(1)
-                        if (fit["x"] != 0).sum() > n / 2:
-                            break
-            finally:
-                if bar is not None:
-                    bar.close()
-            path = pd.DataFrame(rows)
-            failed = int((~path["converged"]).sum())
-            if failed:
-                warnings.warn(
-                    f"QuantizedCompressedSensing: {failed} of {len(path)} grid fits stopped "
-                    f"without meeting tol={tol:g} (see `path`); the chosen one "
-                    f"{'did' if best['converged'] else 'did not'} converge",
-                    ConvergenceWarning,
-                    stacklevel=2,
-                )
+                n_penalties = check_positive_int(n_penalties, name="n_penalties", minimum=2)
+                ratio = check_probability(penalty_min_ratio, name="penalty_min_ratio")
+                grid = self.penalty_max() * np.geomspace(1.0, ratio, n_penalties)
+            best, path = self._bic_path(grid, state, norm2, maxiter, tol, progress)
         if refit:
             best = self._refit(best, maxiter, tol, progress)
         return self._results(best, path, refit)
+
+    def _start(self, start):
+        """Starting ``(x, sigma, nu)``: zero, the midpoints' root mean square, 5; or ``start``."""
+        p = self.n_coef
+        z = midpoint_impute(self.lower, self.upper)
+        start = check_start(start, ("x", "sigma", "nu"))
+        x0 = np.zeros(p)
+        if "x" in start:
+            x0 = as_float_array(start["x"], name="start['x']", ndim=1)
+            if len(x0) != p:
+                raise ValueError(f"`start['x']` must have {p} entries; got {len(x0)}")
+        sigma0 = start.get("sigma", float(np.sqrt(np.mean(z**2))) or 1.0)
+        return x0, sigma0, start.get("nu", MIXING_START["nu"])
+
+    def _bic_path(self, grid, state, norm2, maxiter, tol, progress):
+        """Fits down the grid with warm starts; the one of least BIC and the path's table."""
+        n = self.nobs
+        rows, best = [], None
+        desc = "QuantizedCompressedSensing.fit (BIC path)"
+        with progress_bar(len(grid), enabled=progress, desc=desc) as bar:
+            for penalty in grid:
+                fit = self._fit_one(
+                    self.A, float(penalty), state, norm2, maxiter, tol, False, warn=False
+                )
+                state = (fit["x"], fit["sigma"], fit["nu"])
+                df = int((fit["x"] != 0).sum()) + 1 + (self.family == "t")
+                fit["bic"] = -2 * fit["llf"] + df * np.log(n)
+                rows.append(
+                    {
+                        "penalty": float(penalty),
+                        "df": df,
+                        "llf": fit["llf"],
+                        "bic": fit["bic"],
+                        "converged": fit["record"].converged,
+                        "n_iter": fit["record"].n_iter,
+                    }
+                )
+                if best is None or fit["bic"] < best["bic"]:
+                    best = fit
+                bar.update(1)
+                if (fit["x"] != 0).sum() > n / 2:
+                    break
+        path = pd.DataFrame(rows)
+        # the chosen fit reports as a fit of its own; the others are in `path`
+        best["record"] = _ecm.reissued(best["record"])
+        return best, path
 
     def _refit(self, fit, maxiter, tol, progress):
         support = np.flatnonzero(fit["x"])
@@ -453,10 +462,10 @@ class QuantizedCompressedSensing:
         new = self._fit_one(sub, 0.0, state, None, maxiter, tol, progress)
         x = np.zeros(self.n_coef)
         x[support] = new["x"]
-        new.update(x=x, lam=fit["lam"], penalised_objective=fit["objective"])
+        new.update(x=x, penalty=fit["penalty"], penalised_objective=fit["objective"])
         return new
 
-    def _fit_one(self, A, lam, state, norm2, maxiter, tol, progress):
+    def _fit_one(self, A, penalty, state, norm2, maxiter, tol, progress, warn=True):
         n, p = A.shape
         fam = self.family
         lo, hi = self.lower, self.upper
@@ -471,22 +480,24 @@ class QuantizedCompressedSensing:
             return np.concatenate([x, [np.log(sigma)], [np.log(nu)] if fam == "t" else []])
 
         def criterion(llf, x, sigma):
-            return llf - n * lam * np.abs(x).sum() / sigma
+            return llf - n * penalty * np.abs(x).sum() / sigma
 
         def step(v):
             x, sigma, nu = unpack(v)
             loc = A @ x
             logp, delta, b, s = structured_estep(lo, hi, loc, sigma, fam, nu)
             obj_in = criterion(float(np.sum(logp)), x, sigma)
-            if lam == 0.0:
+            if penalty == 0.0:
                 # unpenalised (the refit on a support smaller than n): the exact weighted
                 # least-squares CM step of QuantizedRegression
                 x = np.linalg.solve((A * delta[:, None]).T @ A, A.T @ b)
             else:
-                x = self._x_step(A, x, delta, b, lam * sigma, norm2 * delta.max() / n, inner_tol)
+                x = self._x_step(
+                    A, x, delta, b, penalty * sigma, norm2 * delta.max() / n, inner_tol
+                )
             loc = A @ x
             S = float(np.sum(s - 2 * loc * b + delta * loc**2))
-            l1 = lam * np.abs(x).sum()
+            l1 = penalty * np.abs(x).sum()
             sigma = float(0.5 * (l1 + np.sqrt(l1**2 + 4 * max(S, 0.0) / n)))
             if fam == "t":
                 f0 = structured_loglik(lo, hi, loc, sigma, fam, nu)
@@ -509,7 +520,7 @@ class QuantizedCompressedSensing:
             return criterion(structured_loglik(lo, hi, A @ x, sigma, fam, nu), x, sigma)
 
         x0, sigma0, nu0 = state
-        v, obj, history, converged, n_iter = _ecm.run_ecm(
+        v, obj, history, record = _ecm.run_ecm(
             step,
             objective,
             pack(x0, sigma0, nu0 if nu0 is not None else MIXING_START["nu"]),
@@ -517,20 +528,21 @@ class QuantizedCompressedSensing:
             tol=tol,
             accelerate=False,
             progress=progress,
-            name="QuantizedCompressedSensing",
+            name="QuantizedCompressedSensing.fit",
+            criterion_name="penalised loglik",
+            warn=warn,
         )
         x, sigma, nu = unpack(v)
         llf = structured_loglik(lo, hi, A @ x, sigma, fam, nu)
         return {
-            "lam": lam,
+            "penalty": penalty,
             "x": x.copy(),
             "sigma": sigma,
             "nu": nu,
             "llf": float(llf),
             "objective": float(obj),
             "history": history,
-            "converged": bool(converged),
-            "n_iter": int(n_iter),
+            "record": record,
         }
 
     def _x_step(self, A, x, delta, b, kappa, L, inner_tol):
@@ -561,33 +573,32 @@ class QuantizedCompressedSensing:
         x, sigma, nu = fit["x"], fit["sigma"], fit["nu"]
         values = [*x, sigma] + ([nu] if fam == "t" else [])
         params = pd.Series(values, index=self.param_names, name="estimate", dtype=float)
-        estimates = {"mu": None, "sigma": sigma, "gamma": 0.0}
+        estimates = {"sigma": sigma, "gamma": 0.0}
         if fam == "t":
             estimates["nu"] = nu
         nnz = int((x != 0).sum())
         how = "fixed" if path is None else f"chosen by BIC over {len(path)} values"
         if refit:
             first = (
-                f"Support selected by the L1 penalty lam = {fit['lam']:.4g} ({how}); "
+                f"Support selected by the L1 penalty {fit['penalty']:.4g} ({how}); "
                 f"coefficients and scale refitted without penalty on its {nnz} coefficients.",
             )
         else:
             first = (
-                f"L1 penalty lam = {fit['lam']:.4g} ({how}); criterion llf - n lam ||x||_1 / "
+                f"L1 penalty {fit['penalty']:.4g} ({how}); criterion llf - n penalty ||x||_1 / "
                 f"sigma = {fit['objective']:.6g}; df_model counts the {nnz} nonzero "
                 "coefficients.",
             )
+        if path is not None and not path["converged"].all():
+            failed = int((~path["converged"]).sum())
+            first += (f"{failed} of {len(path)} grid fits stopped short of tol (see `path`).",)
         notes = (*first, "No standard errors: cov_type none.")
         return QuantizedCompressedSensingResults(
-            method=f"Quantized compressed sensing ({fam} errors, L1{', refitted' if refit else ''})"
-            " by ECM",
-            nobs=self.nobs,
-            model=self,
+            method=f"{self.method_name} ({fam} errors, L1{', refitted' if refit else ''}) by ECM",
             params=params,
             vcov=None,
             llf=fit["llf"],
-            converged=fit["converged"],
-            n_iter=fit["n_iter"],
+            iterations=fit["record"],
             cov_type="none",
             null_value=None,
             df_model=nnz + 1 + (fam == "t"),
@@ -595,11 +606,14 @@ class QuantizedCompressedSensing:
             family=fam,
             history=fit["history"],
             estimates=estimates,
-            lam=fit["lam"],
+            penalty=fit["penalty"],
             objective=fit["objective"],
             path=path,
             n_coef=self.n_coef,
+            **self._result_fields(),
         )
 
+
+renamed_method(QuantizedCompressedSensing, "lam_max", "penalty_max")
 
 __all__ = ["QuantizedCompressedSensing", "QuantizedCompressedSensingResults"]

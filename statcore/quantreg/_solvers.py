@@ -14,22 +14,54 @@ import numpy as np
 from scipy import optimize, sparse
 
 from statcore.quantreg._kernels import check_loss, conquer, frisch_newton
+from statcore.results import IterationRecord
 
 #: Default tolerances: relative duality gap (fn), max |gradient| (conquer); HiGHS keeps its own.
 DEFAULT_TOL = {"fn": 1e-10, "conquer": 1e-8, "highs": None}
 DEFAULT_MAXITER = {"fn": 100, "conquer": 1000, "highs": 100_000}
 
+#: What each solver compares with ``tol``.
+CRITERIA = {
+    "fn": "relative duality gap (or the optimal vertex found)",
+    "conquer": "max |gradient| of the smoothed loss",
+    "highs": "HiGHS status",
+}
+
+#: HiGHS (scipy ``linprog``) status of an iteration limit; other failures are numerical.
+_HIGHS_ITERATION_LIMIT = 1
+
 
 @dataclass(frozen=True)
 class LevelFit:
-    """One level's solution and what the solver says about it."""
+    """One level's solution and how its solver stopped (a record that does not warn)."""
 
     beta: np.ndarray
-    n_iter: int
-    converged: bool
+    record: IterationRecord
     unique: bool | None = None
     extra_zeros: int = 0
     smoothing: float | None = None
+
+    @property
+    def converged(self) -> bool:
+        return self.record.converged
+
+    @property
+    def n_iter(self) -> int:
+        return self.record.n_iter
+
+
+def _level_record(method, n_iter, maxiter, tol, last_value, met, stalled=False):
+    return IterationRecord.from_run(
+        function=f"quantile solver {method!r}",
+        n_iter=n_iter,
+        maxiter=maxiter,
+        tol=tol,
+        criterion=CRITERIA[method],
+        last_value=last_value,
+        met=met,
+        stalled=stalled,
+        warn=False,
+    )
 
 
 def solve(X, y, tau, method, tol, maxiter, smoothing=None) -> LevelFit:
@@ -50,12 +82,14 @@ def _solve_fn(X, y, tau, tol, maxiter) -> LevelFit:
     Xs = np.ascontiguousarray(X / scale)
     beta_s, _, n_iter, rel_gap = frisch_newton(Xs, np.ascontiguousarray(y), tau, tol, maxiter)
     beta = beta_s / scale
-    converged = bool(rel_gap <= tol)
     vertex = optimal_vertex(X, y, tau, beta)
+    # an optimal vertex is the exact LP solution, whatever gap the interior point stopped at
+    met = vertex is not None or bool(rel_gap <= tol)
+    record = _level_record("fn", n_iter, maxiter, tol, rel_gap, met)
     if vertex is None:
-        return LevelFit(beta=beta, n_iter=n_iter, converged=converged)
+        return LevelFit(beta=beta, record=record)
     beta_v, unique, extra = vertex
-    return LevelFit(beta=beta_v, n_iter=n_iter, converged=True, unique=unique, extra_zeros=extra)
+    return LevelFit(beta=beta_v, record=record, unique=unique, extra_zeros=extra)
 
 
 def optimal_vertex(X, y, tau, beta):
@@ -106,7 +140,8 @@ def _solve_highs(X, y, tau, tol, maxiter) -> LevelFit:
         b_eq=y,
         bounds=bounds,
         method="highs",
-        options=(
+        options={"maxiter": maxiter}
+        | (
             {}
             if tol is None
             else {"primal_feasibility_tolerance": tol, "dual_feasibility_tolerance": tol}
@@ -114,7 +149,16 @@ def _solve_highs(X, y, tau, tol, maxiter) -> LevelFit:
     )
     if opt.x is None:
         raise RuntimeError(f"HiGHS found no solution at q={tau}: {opt.message}")
-    return LevelFit(beta=opt.x[:p], n_iter=int(opt.nit), converged=opt.status == 0)
+    record = _level_record(
+        "highs",
+        int(opt.nit),
+        maxiter,
+        tol,
+        float(opt.status),
+        met=opt.status == 0,
+        stalled=opt.status != _HIGHS_ITERATION_LIMIT,
+    )
+    return LevelFit(beta=opt.x[:p], record=record)
 
 
 def conquer_bandwidth(n: int, p: int, tau: float, resid_scale: float) -> float:
@@ -141,6 +185,5 @@ def _solve_conquer(X, y, tau, tol, maxiter, smoothing) -> LevelFit:
     if has_constant:
         j = int(np.flatnonzero(constant)[0])
         beta[j] = gamma[j] - np.sum(gamma * mean / sd) / X[0, j]
-    return LevelFit(
-        beta=beta, n_iter=n_iter, converged=bool(g_norm <= tol), smoothing=float(smoothing)
-    )
+    record = _level_record("conquer", n_iter, maxiter, tol, g_norm, met=bool(g_norm <= tol))
+    return LevelFit(beta=beta, record=record, smoothing=float(smoothing))

@@ -16,10 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from statcore._validation import check_option, describe
-from statcore.distributed import get_backend
-from statcore.quantreg.model import COV_NAMES, METHODS, QuantReg, check_levels
+from statcore._compat import renamed_keywords
+from statcore._validation import check_levels, check_option, describe
+from statcore.base import Estimator
+from statcore.distributed import borrowed_backend
+from statcore.formula import INTERCEPT, capture_context, design_from_formula
+from statcore.quantreg.model import COV_NAMES, METHODS, QuantReg
 from statcore.quantreg.results import FederatedQuantRegResults
+from statcore.results import IterationRecord
 
 SCHEMES = ("optimal", "equal", "size", "diagonal")
 SCHEME_NAMES = {
@@ -194,7 +198,7 @@ def combine(messages: Sequence[AgentMessage], scheme: str, features, levels):
     return params, weights, (cov + cov.T) / 2
 
 
-class FederatedQuantReg:
+class FederatedQuantReg(Estimator):
     """One-shot weighted-ensemble federated quantile regression with heterogeneous features.
 
     K agents each hold their own rows and their own subset of the features. Each fits a local
@@ -228,7 +232,7 @@ class FederatedQuantReg:
     The agents' intercepts are agent-specific nuisance parameters (reported in
     ``agent_intercepts``); ``params`` holds the slopes.
 
-    Weighting schemes (``fit(weights=...)``): ``"optimal"`` (GLS, the paper's uniformly
+    Weighting schemes (``fit(scheme=...)``): ``"optimal"`` (GLS, the paper's uniformly
     minimum-variance ensemble), ``"equal"`` (per coefficient over the agents that see it),
     ``"size"`` (proportional to ``n_k``) and ``"diagonal"`` (inverse local variances; only
     ``p_k`` numbers needed). The variance of the non-optimal schemes is the sandwich
@@ -252,18 +256,12 @@ class FederatedQuantReg:
             self._agents = []
             self.features = None
             return
-        if isinstance(agents, Mapping):
-            items = list(agents.items())
-        elif isinstance(agents, Sequence) and not isinstance(agents, str):
-            items = [(f"agent{k}", a) for k, a in enumerate(agents)]
-        else:
-            raise TypeError(
-                f"`agents` must be a list or dict of DataFrames or (y, X) pairs; got "
-                f"{describe(agents)}"
-            )
+        items = _named_agents(
+            agents, name="agents", expected="a list or dict of DataFrames or (y, X) pairs"
+        )
         if not items:
             raise ValueError("`agents` must hold at least one agent; got none")
-        self._agents = [self._as_agent(str(name), agent) for name, agent in items]
+        self._agents = [self._as_agent(name, agent) for name, agent in items]
         self.features = self._check_features(
             [list(X.columns) for _, _, X in self._agents], features
         )
@@ -303,6 +301,70 @@ class FederatedQuantReg:
         model.features = model._check_features([list(v) for v in features_by_agent.values()], None)
         model._dask = (ddf, agent_column, dict(features_by_agent))
         return model
+
+    @classmethod
+    def from_formula(
+        cls, formula: str, frames, q=0.5, *, features=None, missing: str = "raise"
+    ) -> FederatedQuantReg:
+        """Agents from one data frame each and a formula (formulaic syntax) applied to each.
+
+        Parameters
+        ----------
+        formula : str
+            ``"y ~ x1 + x2 + C(g)"``. Each agent's design is built from its own frame (no rows
+            are pooled); every agent fits its own intercept, so the formula keeps it.
+        frames : sequence or mapping of DataFrame
+            One frame per agent (a mapping gives the names).
+        q : float or sequence of float
+            Quantile level(s) in (0, 1).
+        features : sequence of str, optional
+            The global terms, as in the constructor.
+        missing : {"raise", "drop"}
+            What to do with an agent's rows holding NaN.
+
+        Every agent's design must have the same terms: a categorical level that some agent
+        lacks changes its dummy columns and is refused. Agents holding different feature sets
+        are passed to the constructor as ``(y, X)`` pairs.
+        """
+        context = capture_context(1)
+        agents, terms = {}, None
+        expected = "a list or dict of DataFrames (one per agent)"
+        for name, frame in _named_agents(frames, name="frames", expected=expected):
+            try:
+                design = design_from_formula(formula, frame, missing=missing, context=context)
+            except ValueError as exc:
+                raise ValueError(f"agent {name!r}: {exc}") from None
+            if terms is None:
+                terms, first = design.x_names, name
+                if INTERCEPT not in terms:
+                    raise ValueError(
+                        f"`formula` {formula!r} drops the intercept; each agent fits its own "
+                        "intercept (a nuisance parameter), so keep it"
+                    )
+            elif design.x_names != terms:
+                raise ValueError(
+                    f"every agent's design must have the same terms; agent {first!r} has "
+                    f"{list(terms)}, agent {name!r} has {list(design.x_names)}"
+                )
+            columns = [t for t in terms if t != INTERCEPT]
+            slopes = design.X[:, [terms.index(t) for t in columns]]
+            agents[name] = (
+                pd.Series(design.y, name=design.y_name),
+                pd.DataFrame(slopes, columns=columns),
+            )
+        return cls(agents, q=q, response=design.y_name if agents else None, features=features)
+
+    @property
+    def nobs(self) -> int | None:
+        """Rows over all agents (None for :meth:`from_dask` models: their rows stay on the
+        cluster; the results count them)."""
+        if self._dask is not None:
+            return None
+        return sum(len(y) for _, y, _ in self._agents)
+
+    def _repr_spec(self) -> str:
+        where = "dask" if self._dask is not None else f"{len(self._agents)} agents"
+        return f"{where}, features={self.features}, q={list(self.q)}"
 
     def _as_agent(self, name, agent):
         if isinstance(agent, pd.DataFrame):
@@ -351,10 +413,11 @@ class FederatedQuantReg:
             raise ValueError(f"agents hold feature(s) {extra} not listed in `features`")
         return declared
 
+    @renamed_keywords(weights="scheme")
     def fit(
         self,
         *,
-        weights: str = "optimal",
+        scheme: str = "optimal",
         cov_type: str = "kernel",
         bandwidth: str = "hall-sheather",
         method: str = "fn",
@@ -365,8 +428,9 @@ class FederatedQuantReg:
 
         Parameters
         ----------
-        weights : {"optimal", "equal", "size", "diagonal"}
-            The weighting scheme (see the class notes).
+        scheme : {"optimal", "equal", "size", "diagonal"}
+            The weighting scheme (see the class notes); formerly ``weights=``, which still
+            works with a ``FutureWarning``.
         cov_type : {"kernel", "iid", "nid"}
             The local covariance estimator each agent sends (see ``QuantReg.fit``).
         bandwidth : {"hall-sheather", "bofinger"}
@@ -377,8 +441,14 @@ class FederatedQuantReg:
             get_backend`); models from :meth:`from_dask` always run on the dask cluster.
         progress : bool
             Progress bar over agents.
+
+        Returns
+        -------
+        FederatedQuantRegResults
+            ``iterations`` gathers the agents' solver records (``history``: one row per
+            agent); each agent's own fit warns if it did not converge.
         """
-        check_option(weights, name="weights", options=SCHEMES)
+        check_option(scheme, name="scheme", options=SCHEMES)
         check_option(cov_type, name="cov_type", options=FED_COV_TYPES)
         check_option(method, name="method", options=METHODS)
         local = LocalFit(
@@ -391,14 +461,10 @@ class FederatedQuantReg:
         if self._dask is not None:
             outputs = self._fit_on_dask(local)
         else:
-            pool = get_backend(backend)
-            try:
+            with borrowed_backend(backend) as pool:
                 outputs = pool.map(local, self._agents, progress=progress, desc="agents")
-            finally:
-                if pool is not backend:
-                    pool.close()
         messages = tuple(m for m, _ in outputs)
-        return self._server(messages, {m.name: r for m, r in outputs}, weights, cov_type)
+        return self._server(messages, {m.name: r for m, r in outputs}, scheme, cov_type)
 
     def _fit_on_dask(self, local):
         ddf, agent_column, features_by_agent = self._dask
@@ -451,15 +517,22 @@ class FederatedQuantReg:
             params_out = pd.Series(params[levels[0]], index=names, name="estimate")
             weight_frame.columns = names
             flat_index = pd.Index(names)
+        # each agent's fit warned already where it ran; the record only gathers them
+        record = IterationRecord.combine(
+            [res.iterations for res in local.values()],
+            function="FederatedQuantReg.fit",
+            labels=list(local),
+            label="agent",
+            remedy="see `results.local[agent].iterations`",
+            warn=False,
+        )
         return FederatedQuantRegResults(
             method=f"Federated quantile regression (one-shot ensemble, {SCHEME_NAMES[scheme]})",
             params=params_out,
             vcov=pd.DataFrame(cov, index=flat_index, columns=flat_index),
             cov_type=f"ensemble of local {COV_NAMES[cov_type]}",
-            nobs=total,
-            converged=all(r.converged for r in local.values()),
-            n_iter=int(sum(r.n_iter for r in local.values())),
-            notes=(IDENTIFICATION_NOTE,),
+            iterations=record,
+            **{**self._result_fields(), "nobs": total, "notes": (IDENTIFICATION_NOTE,)},
             q=levels,
             weights=weight_frame,
             weight_matrices=weight_mats,
@@ -471,9 +544,14 @@ class FederatedQuantReg:
             _combine=functools.partial(_combine_params, features=self.features, levels=levels),
         )
 
-    def __repr__(self) -> str:
-        where = "dask" if self._dask is not None else f"{len(self._agents)} agents"
-        return f"FederatedQuantReg({where}, features={self.features}, q={list(self.q)})"
+
+def _named_agents(agents, *, name: str, expected: str) -> list[tuple[str, object]]:
+    """One ``(name, entry)`` per agent: a mapping gives the names, a sequence ``agent0, ...``."""
+    if isinstance(agents, Mapping):
+        return [(str(key), agent) for key, agent in agents.items()]
+    if isinstance(agents, Sequence) and not isinstance(agents, str):
+        return [(f"agent{k}", agent) for k, agent in enumerate(agents)]
+    raise TypeError(f"`{name}` must be {expected}; got {describe(agents)}")
 
 
 def _combine_params(messages, scheme, *, features, levels):

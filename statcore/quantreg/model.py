@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-import numbers
-import warnings
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 
+from statcore import _progress
 from statcore._validation import (
+    check_levels,
     check_option,
     check_positive,
     check_positive_int,
-    check_probability,
     check_random_state,
-    describe,
 )
 from statcore.base import Model
-from statcore.exceptions import ConvergenceWarning
 from statcore.quantreg import _inference as inf
 from statcore.quantreg._kernels import check_loss
 from statcore.quantreg._solvers import DEFAULT_MAXITER, DEFAULT_TOL, solve
 from statcore.quantreg.results import QuantRegResults
-from statcore.results import ResamplingResult
+from statcore.results import IterationRecord, ResamplingResult
 
 METHODS = ("fn", "conquer", "highs")
 COV_TYPES = ("kernel", "iid", "nid", "bootstrap")
@@ -38,20 +33,6 @@ COV_NAMES = {
     "nid": "nid sandwich (Hendricks-Koenker)",
     "bootstrap": "pairs bootstrap",
 }
-
-
-def check_levels(q) -> tuple[tuple[float, ...], bool]:
-    """The quantile levels as a tuple of floats in (0, 1), and whether ``q`` was a sequence."""
-    if isinstance(q, numbers.Real) and not isinstance(q, bool):
-        return (check_probability(q, name="q"),), False
-    if isinstance(q, str) or not isinstance(q, Sequence | np.ndarray | pd.Index):
-        raise TypeError(f"`q` must be a number in (0, 1) or a sequence of them; got {describe(q)}")
-    levels = tuple(check_probability(v, name=f"q[{i}]") for i, v in enumerate(q))
-    if not levels:
-        raise ValueError("`q` must hold at least one level; got an empty sequence")
-    if len(set(levels)) != len(levels):
-        raise ValueError(f"`q` must not repeat a level; got {list(levels)}")
-    return levels, True
 
 
 class QuantReg(Model):
@@ -118,6 +99,7 @@ class QuantReg(Model):
         maxiter: int | None = None,
         smoothing: float | None = None,
         random_state=None,
+        progress: bool = False,
     ) -> QuantRegResults:
         """Estimate ``beta(q)`` at every level; returns a new ``QuantRegResults``.
 
@@ -149,12 +131,20 @@ class QuantReg(Model):
             of the least-squares residuals).
         random_state : None, int or Generator
             Seeds the bootstrap.
+        progress : bool
+            Show a progress bar over the bootstrap replicates (``cov_type="bootstrap"``).
+
+        Returns
+        -------
+        QuantRegResults
+            ``iterations`` records how the solver stopped (its ``history`` has one row per
+            level); not meeting ``tol`` within ``maxiter`` at some level warns
+            ``ConvergenceWarning`` once.
         """
         check_option(method, name="method", options=METHODS)
         check_option(cov_type, name="cov_type", options=COV_TYPES)
         check_option(bandwidth, name="bandwidth", options=inf.BANDWIDTHS)
         tol = DEFAULT_TOL[method] if tol is None else check_positive(tol, name="tol")
-        tol_text = "HiGHS default" if tol is None else f"{tol:g}"
         maxiter = (
             DEFAULT_MAXITER[method]
             if maxiter is None
@@ -168,32 +158,16 @@ class QuantReg(Model):
         X, y = self.design.X, self.design.y
         n, p = X.shape
         names = self.exog_names
-
-        def fit_level(tau):
-            return solve(X, y, tau, method, tol, maxiter, smoothing)
-
-        fits = [fit_level(tau) for tau in self.q]
-        notes = list(self._result_fields()["notes"])
-        converged = all(f.converged for f in fits)
-        if not converged:
-            bad = [tau for tau, f in zip(self.q, fits, strict=True) if not f.converged]
-            warnings.warn(
-                f"QuantReg({method}) did not meet tol={tol_text} within maxiter={maxiter} at "
-                f"q={bad}; the results record converged=False",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        for tau, f in zip(self.q, fits, strict=True):
-            if f.unique is False:
-                notes.append(
-                    f"q={tau:g}: the LP solution is not unique; an optimal vertex of the "
-                    "solution set is reported."
-                )
-            if f.extra_zeros:
-                notes.append(
-                    f"q={tau:g}: degenerate vertex ({f.extra_zeros} zero residuals beyond the "
-                    f"{p} basic ones; ties in the data)."
-                )
+        solver = (method, tol, maxiter, smoothing)
+        fits = [solve(X, y, tau, *solver) for tau in self.q]
+        record = IterationRecord.combine(
+            [f.record for f in fits],
+            function="QuantReg.fit",
+            labels=self.q,
+            label="level",
+            remedy="raise `maxiter` or loosen `tol`",
+        )
+        notes = [*self._result_fields()["notes"], *_solution_notes(self.q, fits, p)]
         betas = np.array([f.beta for f in fits])
         objective = np.array(
             [check_loss(y - X @ b, tau) for b, tau in zip(betas, self.q, strict=True)]
@@ -202,32 +176,10 @@ class QuantReg(Model):
         h = [inf.bandwidth(tau, n, bandwidth) for tau in self.q]
         resampling = None
         if cov_type == "bootstrap":
-            resampling = self._bootstrap(
-                betas, n_resamples, rng, fit_kwargs=(method, tol, maxiter, smoothing)
-            )
+            resampling = self._bootstrap(betas, n_resamples, rng, solver, progress)
             vcov = resampling.vcov.to_numpy()
         else:
-            breads = []
-            for tau, beta, h_tau in zip(self.q, betas, h, strict=True):
-                resid = y - X @ beta
-                if cov_type == "iid":
-                    s = inf.siddiqui_sparsity(resid, y, tau, h_tau)
-                    breads.append(s * np.linalg.inv(X.T @ X / n))
-                elif cov_type == "kernel":
-                    breads.append(
-                        inf.sandwich_bread(X, inf.powell_density_weights(resid, tau, h_tau))
-                    )
-                else:
-                    hi = solve(X, y, tau + h_tau, method, tol, maxiter, smoothing).beta
-                    lo = solve(X, y, tau - h_tau, method, tol, maxiter, smoothing).beta
-                    weights, crossings = inf.nid_density_weights(X, hi, lo, h_tau)
-                    if crossings:
-                        notes.append(
-                            f"q={tau:g}: the quantile planes at q +- h cross at {crossings} "
-                            "observation(s); their densities were set to 0."
-                        )
-                    breads.append(inf.sandwich_bread(X, weights))
-            vcov = inf.joint_covariance(X, self.q, breads)
+            vcov = self._analytic_vcov(cov_type, betas, h, solver, notes)
 
         if self._multilevel:
             params = pd.DataFrame(betas.T, index=names, columns=list(self.q))
@@ -255,8 +207,7 @@ class QuantReg(Model):
             inference="bootstrap" if cov_type == "bootstrap" else "normal",
             cov_type=COV_NAMES[cov_type],
             resampling=resampling,
-            converged=converged,
-            n_iter=int(sum(f.n_iter for f in fits)),
+            iterations=record,
             q=self.q,
             objective=level_series(objective),
             fit_method=method,
@@ -266,20 +217,47 @@ class QuantReg(Model):
             **{**self._result_fields(), "notes": tuple(notes)},
         )
 
-    def _bootstrap(self, betas, n_resamples, rng, fit_kwargs) -> ResamplingResult:
+    def _repr_spec(self) -> str:
+        levels = self.q if self._multilevel else self.q[0]
+        return f"{super()._repr_spec()}, q={levels}"
+
+    def _analytic_vcov(self, cov_type, betas, h, solver, notes: list) -> np.ndarray:
+        """The joint covariance across levels from the iid, kernel or nid bread of each level;
+        crossings of the nid quantile planes are added to ``notes``."""
+        X, y = self.design.X, self.design.y
+        n = X.shape[0]
+        breads = []
+        for tau, beta, h_tau in zip(self.q, betas, h, strict=True):
+            resid = y - X @ beta
+            if cov_type == "iid":
+                s = inf.siddiqui_sparsity(resid, y, tau, h_tau)
+                breads.append(s * np.linalg.inv(X.T @ X / n))
+            elif cov_type == "kernel":
+                breads.append(inf.sandwich_bread(X, inf.powell_density_weights(resid, tau, h_tau)))
+            else:
+                hi = solve(X, y, tau + h_tau, *solver).beta
+                lo = solve(X, y, tau - h_tau, *solver).beta
+                weights, crossings = inf.nid_density_weights(X, hi, lo, h_tau)
+                if crossings:
+                    notes.append(
+                        f"q={tau:g}: the quantile planes at q +- h cross at {crossings} "
+                        "observation(s); their densities were set to 0."
+                    )
+                breads.append(inf.sandwich_bread(X, weights))
+        return inf.joint_covariance(X, self.q, breads)
+
+    def _bootstrap(self, betas, n_resamples, rng, solver, progress) -> ResamplingResult:
         """Pairs bootstrap: rows drawn with replacement, all levels refitted on each draw."""
         X, y = self.design.X, self.design.y
         n, p = X.shape
-        method, tol, maxiter, smoothing = fit_kwargs
         draws = rng.integers(0, n, size=(n_resamples, n))
         replicates = np.full((n_resamples, len(self.q) * p), np.nan)
-        for b, rows in enumerate(draws):
+        bar = _progress.progress(draws, enabled=progress, desc="QuantReg bootstrap")
+        for b, rows in enumerate(bar):
             Xb, yb = np.ascontiguousarray(X[rows]), np.ascontiguousarray(y[rows])
             if np.linalg.matrix_rank(Xb) < p:
                 continue
-            replicates[b] = np.concatenate(
-                [solve(Xb, yb, tau, method, tol, maxiter, smoothing).beta for tau in self.q]
-            )
+            replicates[b] = np.concatenate([solve(Xb, yb, tau, *solver).beta for tau in self.q])
         kept = replicates[~np.isnan(replicates).any(axis=1)]
         return ResamplingResult(
             method="pairs bootstrap",
@@ -287,3 +265,20 @@ class QuantReg(Model):
             replicates=pd.DataFrame(kept),
             scheme=f"pairs bootstrap ({len(kept)} of {n_resamples} draws with a full-rank design)",
         )
+
+
+def _solution_notes(levels, fits, p: int) -> list[str]:
+    """Notes on LP solutions that are not unique or sit on a degenerate vertex."""
+    notes = []
+    for tau, f in zip(levels, fits, strict=True):
+        if f.unique is False:
+            notes.append(
+                f"q={tau:g}: the LP solution is not unique; an optimal vertex of the "
+                "solution set is reported."
+            )
+        if f.extra_zeros:
+            notes.append(
+                f"q={tau:g}: degenerate vertex ({f.extra_zeros} zero residuals beyond the "
+                f"{p} basic ones; ties in the data)."
+            )
+    return notes

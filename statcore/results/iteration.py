@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import math
+import os
+import sys
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from statcore.exceptions import ConvergenceWarning
+
+#: Warnings point at the first frame outside these packages: the user's call, however deep the
+#: procedure sits (wrappers, inner helpers) and without hand-counted stack levels.
+_PACKAGE_DIRS = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), name) + os.sep
+    for name in ("statcore", "mlcore")
+)
 
 #: Why an iterative procedure stopped.
 STATUSES = ("converged", "maxiter", "stalled", "diverged")
@@ -86,7 +96,6 @@ class IterationRecord:
         history: pd.DataFrame | None = None,
         remedy: str = "raise maxiter or loosen tol",
         warn: bool = True,
-        stacklevel: int = 3,
     ) -> IterationRecord:
         """The one constructor of a record, with the rules every procedure follows.
 
@@ -105,11 +114,9 @@ class IterationRecord:
         remedy : str
             What the user can do, quoted in the warning.
         warn : bool
-            Warn :class:`~statcore.exceptions.ConvergenceWarning` (once) unless converged.
-            Inner solves whose caller reports on them pass ``False``.
-        stacklevel : int
-            Passed to :func:`warnings.warn` (3: the caller of the procedure that built the
-            record).
+            Warn :class:`~statcore.exceptions.ConvergenceWarning` (once) unless converged,
+            pointing at the user's call. Inner solves whose caller reports on them pass
+            ``False``.
 
         Returns
         -------
@@ -142,9 +149,54 @@ class IterationRecord:
         )
         if warn and not record.converged:
             warnings.warn(
-                f"{record.message()}; {remedy}", ConvergenceWarning, stacklevel=stacklevel
+                f"{record.message()}; {remedy}", ConvergenceWarning, stacklevel=_user_level()
             )
         return record
+
+    @classmethod
+    def combine(
+        cls,
+        records: Sequence[IterationRecord],
+        *,
+        function: str,
+        labels: Sequence,
+        label: str,
+        remedy: str = "raise maxiter or loosen tol",
+        warn: bool = True,
+    ) -> IterationRecord:
+        """One record for several solves reported together (per level, agent, OT problem).
+
+        ``n_iter`` is their total and ``maxiter`` the limit each had; the whole converged when
+        every solve did, diverged when one did, reached maxiter when one did, and stalled
+        otherwise. ``last_value`` is the largest criterion value, and ``history`` has one row per
+        solve (``label``: its level, agent or name) with its status, iterations and value.
+        """
+        if not records:
+            raise ValueError("`records` must hold at least one IterationRecord; got none")
+        met = all(r.converged for r in records)
+        history = pd.DataFrame(
+            {
+                label: list(labels),
+                "status": [r.status for r in records],
+                "n_iter": [r.n_iter for r in records],
+                "last_value": [r.last_value for r in records],
+            }
+        )
+        values = [r.last_value for r in records if not math.isnan(r.last_value)]
+        return cls.from_run(
+            function=function,
+            n_iter=sum(r.n_iter for r in records),
+            maxiter=records[0].maxiter,
+            tol=records[0].tol,
+            criterion=f"largest {records[0].criterion} over the {label}s",
+            last_value=max(values, default=math.nan),
+            met=met,
+            stalled=not met and not any(r.status == "maxiter" for r in records),
+            diverged=any(r.status == "diverged" for r in records),
+            history=history,
+            remedy=remedy,
+            warn=warn,
+        )
 
     def message(self) -> str:
         """One line saying how the procedure stopped."""
@@ -171,3 +223,11 @@ class IterationRecord:
 
     def __repr__(self) -> str:
         return f"<IterationRecord: {self.message()}>"
+
+
+def _user_level() -> int:
+    """``warnings.warn``'s stacklevel for the innermost frame outside statcore and mlcore."""
+    frame, level = sys._getframe(2), 2  # level 1 is from_run, which calls warnings.warn
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIRS):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 2

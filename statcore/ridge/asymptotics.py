@@ -25,13 +25,27 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from statcore._validation import as_float_array, check_positive, check_positive_int
+from statcore._validation import (
+    as_float_array,
+    check_penalty,
+    check_positive,
+    check_positive_int,
+)
+from statcore.results import IterationRecord
 
 #: relative tolerance of the fixed point ``lambda = kappa (1 - gamma tr[S G] / p)``
 KAPPA_TOL = 1e-12
 
 
-def solve_kappa(penalty, gamma, spectrum, *, tol: float = KAPPA_TOL, maxiter: int = 100):
+def solve_kappa(
+    penalty,
+    gamma,
+    spectrum,
+    *,
+    tol: float = KAPPA_TOL,
+    maxiter: int = 100,
+    return_record: bool = False,
+):
     """Solve the ridge fixed point ``lambda = kappa (1 - gamma mean(s / (s + kappa)))`` for kappa.
 
     ``phi(kappa) = kappa - gamma mean(s kappa / (s + kappa)) - lambda`` is convex and increasing
@@ -47,6 +61,13 @@ def solve_kappa(penalty, gamma, spectrum, *, tol: float = KAPPA_TOL, maxiter: in
         Aspect ratio ``p / n``.
     spectrum : array_like
         Eigenvalues of the feature covariance (equal weights).
+    tol : float
+        Tolerance on the residual relative to ``max(1, lambda)``, at every penalty.
+    maxiter : int
+        Newton steps allowed; stopping there short of ``tol`` warns ``ConvergenceWarning``.
+    return_record : bool
+        Also return the :class:`~statcore.results.IterationRecord` of the iteration (its
+        ``history``: the largest relative residual before each step).
 
     Returns
     -------
@@ -54,25 +75,45 @@ def solve_kappa(penalty, gamma, spectrum, *, tol: float = KAPPA_TOL, maxiter: in
         One root per penalty.
     residual : ndarray
         ``|lambda - kappa (1 - gamma mean(s / (s + kappa)))|`` at the returned roots.
+    record : IterationRecord
+        Only with ``return_record=True``.
 
     References
     ----------
     Dang, H., Patil, P. and Rinaldo, A. (2026). Optimal unconstrained self-distillation in ridge
     regression: strict improvements, precise asymptotics, and one-shot tuning. arXiv:2602.17565.
     """
+    tol = check_positive(tol, name="tol")
+    maxiter = check_positive_int(maxiter, name="maxiter")
     lam = np.atleast_1d(np.asarray(penalty, dtype=float))
     s = np.asarray(spectrum, dtype=float)
+    scale = np.maximum(1.0, lam)
     kappa = lam + gamma * s.mean()
-    for _ in range(maxiter):
+    worst = []
+    for n_iter in range(maxiter + 1):
         ratio = s[None, :] / (s[None, :] + kappa[:, None])
         phi = kappa * (1.0 - gamma * ratio.mean(axis=1)) - lam
-        if np.all(np.abs(phi) <= tol * np.maximum(1.0, lam)):
+        worst.append(float(np.max(np.abs(phi) / scale)))
+        met = bool(np.all(np.abs(phi) <= tol * scale))
+        if met or n_iter == maxiter:
             break
         slope = 1.0 - gamma * (ratio**2).mean(axis=1)
         kappa = kappa - phi / slope
-    ratio = s[None, :] / (s[None, :] + kappa[:, None])
-    residual = np.abs(kappa * (1.0 - gamma * ratio.mean(axis=1)) - lam)
-    return kappa, residual
+    record = IterationRecord.from_run(
+        function="solve_kappa",
+        n_iter=n_iter,
+        maxiter=maxiter,
+        tol=tol,
+        criterion="largest |fixed-point residual| / max(1, lambda)",
+        last_value=worst[-1],
+        met=met,
+        diverged=not np.all(np.isfinite(kappa)),
+        history=pd.DataFrame({"iteration": np.arange(len(worst)), "residual": worst}),
+        remedy="raise `maxiter`, or check that `spectrum` and `gamma` are finite",
+    )
+    if return_record:
+        return kappa, np.abs(phi), record
+    return kappa, np.abs(phi)
 
 
 @dataclass(frozen=True)
@@ -139,6 +180,8 @@ class AsymptoticRisk:
         ``||d beta_lambda / d lambda||^2_Sigma0``, so that ``D = lambda^2 cross_derivative``.
     kappa, fixed_point_residual : float or ndarray
         Root of the fixed point and its residual (below ``1e-12 max(1, lambda)``).
+    iterations : IterationRecord, optional
+        How the fixed point's Newton iteration (:func:`solve_kappa`) stopped.
     """
 
     penalty: float | np.ndarray
@@ -152,6 +195,7 @@ class AsymptoticRisk:
     cross_derivative: float | np.ndarray
     kappa: float | np.ndarray
     fixed_point_residual: float | np.ndarray
+    iterations: IterationRecord | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One row per penalty."""
@@ -164,9 +208,7 @@ class AsymptoticRisk:
 
 
 def _check_inputs(penalty, gamma, spectrum, signal, sigma2, test_spectrum):
-    lam = as_float_array(penalty, name="penalty", ndim=(0, 1))
-    if lam.size == 0 or np.any(lam <= 0):
-        raise ValueError(f"`penalty` must be > 0 (one value or a 1-D array); got {penalty!r}")
+    lam = check_penalty(penalty)
     gamma = check_positive(gamma, name="gamma")
     s = as_float_array(spectrum, name="spectrum", ndim=1)
     check_positive_int(len(s), name="len(spectrum)")
@@ -194,8 +236,9 @@ def _check_inputs(penalty, gamma, spectrum, signal, sigma2, test_spectrum):
 
 
 def _cross_risk_derivatives(lam, gamma, s, w, sigma2, s0):
-    """E, dE/dl1 and d2E/dl1dl2 at l1 = l2 = lambda, with kappa and its residual."""
-    kappa, residual = solve_kappa(lam, gamma, s)
+    """E, dE/dl1 and d2E/dl1dl2 at l1 = l2 = lambda, with kappa, its residual and the record
+    of the fixed point's iteration."""
+    kappa, residual, record = solve_kappa(lam, gamma, s, return_record=True)
     energy = w**2
     p = len(s)
     kk = _Jet(kappa**2, kappa, np.ones_like(kappa))
@@ -205,7 +248,7 @@ def _cross_risk_derivatives(lam, gamma, s, w, sigma2, s0):
     inflation = _resolvent_jet(s**2, s, kappa, gamma / p).reciprocal_of_one_minus()
     cross = bias_test + (bias_train + sigma2) * variance_test * inflation
     dkappa = 1.0 / (1.0 - gamma * ((s[None, :] / (s[None, :] + kappa[:, None])) ** 2).mean(axis=1))
-    return cross.f, cross.f1 * dkappa, cross.f12 * dkappa**2, kappa, residual
+    return cross.f, cross.f1 * dkappa, cross.f12 * dkappa**2, kappa, residual, record
 
 
 def cross_risk(penalty_1, penalty_2, gamma, spectrum, signal, sigma2, test_spectrum=None):
@@ -275,7 +318,7 @@ def asymptotic_risk(penalty, xi, gamma, spectrum, signal, sigma2, test_spectrum=
     )
     scalar = lam.ndim == 0
     lam = np.atleast_1d(lam)
-    risk, d1, d12, kappa, residual = _cross_risk_derivatives(lam, gamma, s, w, sigma2, s0)
+    risk, d1, d12, kappa, residual, record = _cross_risk_derivatives(lam, gamma, s, w, sigma2, s0)
     xi_star = -d1 / (lam * d12)
     if isinstance(xi, str):
         if xi != "optimal":
@@ -302,7 +345,7 @@ def asymptotic_risk(penalty, xi, gamma, spectrum, signal, sigma2, test_spectrum=
     }
     if scalar:
         values = {key: float(value[0]) for key, value in values.items()}
-    return AsymptoticRisk(**values)
+    return AsymptoticRisk(**values, iterations=record)
 
 
 def optimal_xi(penalty, gamma, spectrum, signal, sigma2, test_spectrum=None):

@@ -13,22 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from statcore._validation import as_float_array, check_option, check_positive, describe
+from statcore._validation import as_float_array, check_option, check_penalty, check_positive
 from statcore.base import Model
 from statcore.formula import INTERCEPT
 from statcore.ridge.results import SelfDistilledRidgeResults
 
 XI_METHODS = ("cross_gcv", "paper")
-
-
-def check_penalty(penalty) -> np.ndarray:
-    """A positive ridge penalty, or a 1-D array of them (a path); returned as an array."""
-    lam = as_float_array(penalty, name="penalty", ndim=(0, 1))
-    if lam.size == 0 or np.any(lam <= 0):
-        raise ValueError(
-            f"`penalty` must be > 0 (one value, or a 1-D array for a path); got {describe(penalty)}"
-        )
-    return lam
 
 
 @dataclass(frozen=True)
@@ -240,7 +230,7 @@ class SelfDistilledRidge(Model):
         distilled = spec.coefficients(lam, np.ones_like(lam))
 
         grid = _default_curve(lam) if curve_penalty is None else np.unique(
-            check_penalty(curve_penalty)
+            check_penalty(curve_penalty, name="curve_penalty")
         )
         curve = self._risk_curve(spec, grid, xi, xi_method, lam, xi_used, sigma2)
         student_mse = r0 + 2.0 * xi_used * r1 + xi_used**2 * r2

@@ -16,8 +16,6 @@ in both halves.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
@@ -27,12 +25,21 @@ from statcore._validation import (
     check_positive,
     check_positive_int,
     check_random_state,
+    check_weights,
 )
-from statcore.distributed import get_backend
-from statcore.exceptions import ConvergenceWarning
-from statcore.ot import _costs
-from statcore.ot.solver import _weights, plan_statistics, solve_potentials, solve_self
-from statcore.results import ResamplingResult
+from statcore.base import Estimator
+from statcore.distributed import borrowed_backend
+from statcore.formula import INTERCEPT, capture_context, design_from_formula
+from statcore.ot import METRICS
+from statcore.ot.solver import (
+    as_points,
+    dual_value,
+    plan_statistics,
+    point_cost,
+    solve_potentials,
+    solve_self,
+)
+from statcore.results import IterationRecord, ResamplingResult
 from statcore.shift.results import DataShiftsResults
 
 Y_METRICS = ("euclidean", "sqeuclidean", "cityblock", "chebyshev", "hamming")
@@ -63,7 +70,7 @@ class _Problem:
             self.halves.append((np.sort(order[: n // 2]), np.sort(order[n // 2 :])))
 
     def _cost(self, x, y):
-        return _costs.point_cost(x, y, self.model.x_metric)
+        return point_cost(x, y, self.model.x_metric)
 
     def estimate(self, w_source, w_target, warm=None):
         """Both shifts, the OT terms behind them, and the potentials (warm starts)."""
@@ -95,7 +102,7 @@ class _Problem:
                 cost, a, b, eps, init=warm.get(key), **options
             )
             potentials[key] = (f, g)
-            value = _dual_value(cost, a, b, f, g, eps)
+            value = dual_value(cost, a, b, f, g, eps)
             divergence[key] = value - 0.5 * (self_ot[left] + self_ot[right])
             records.append((f"OT({left},{right})", value, error, n_iter, converged))
         squared = 0.5 * (
@@ -110,7 +117,7 @@ class _Problem:
             cost, w_source, w_target, eps, init=warm.get("full"), **options
         )
         potentials["full"] = (f, g)
-        labels = _costs.point_cost(model.y_source, model.y_target, model.y_metric)
+        labels = point_cost(model.y_source, model.y_target, model.y_metric)
         stats = plan_statistics(cost, w_source, w_target, f, g, eps, aux=labels)
         concept = stats["aux"] / stats["rows"].sum()
         records.append(("OT(source,target)", stats["transport_cost"], error, n_iter, converged))
@@ -120,14 +127,6 @@ class _Problem:
             records, columns=["term", "value", "marginal_error", "n_iter", "converged"]
         ).set_index("term")
         return np.array([covariate, concept]), table, potentials
-
-
-def _dual_value(cost, a, b, f, g, eps):
-    """``OT_eps`` of potentials whose columns are exact: ``<f, rows> + <g, b> - eps (mass-1)``."""
-    log_b = np.log(b, where=b > 0, out=np.full(len(b), -np.inf))
-    f_next = cost.softmin_rows(g + eps * log_b, eps)
-    rows = a * np.exp((f - f_next) / eps)
-    return float(f @ rows + g @ b - eps * (rows.sum() - 1.0))
 
 
 class _Replicate:
@@ -144,7 +143,15 @@ class _Replicate:
         return values
 
 
-class DataShifts:
+def _same_columns(source: np.ndarray, target: np.ndarray, what: str, names: str) -> None:
+    if source.shape[1] != target.shape[1]:
+        raise ValueError(
+            f"{names} must have the same number of {what}; got {source.shape[1]} and "
+            f"{target.shape[1]}"
+        )
+
+
+class DataShifts(Estimator):
     """Covariate shift and gamma*-concept shift between a source and a target domain.
 
     Parameters
@@ -172,6 +179,10 @@ class DataShifts:
     concept shifts. arXiv:2506.12829.
     """
 
+    method_name = "DataShifts (entropic OT)"
+    #: The formula the samples were built from (:meth:`from_formula`), else None.
+    formula: str | None = None
+
     def __init__(
         self,
         x_source,
@@ -185,28 +196,110 @@ class DataShifts:
         y_metric="euclidean",
         epsilon: float = 0.01,
     ):
-        self.x_source = _costs.as_points(x_source, name="x_source")
-        self.x_target = _costs.as_points(x_target, name="x_target")
+        self.x_source = as_points(x_source, name="x_source")
+        self.x_target = as_points(x_target, name="x_target")
         for name, x in (("x_source", self.x_source), ("x_target", self.x_target)):
             if len(x) < 4:
                 raise ValueError(f"`{name}` needs at least 4 rows (two per half); got {len(x)}")
-        if self.x_source.shape[1] != self.x_target.shape[1]:
-            raise ValueError(
-                "`x_source` and `x_target` must have the same number of columns; got "
-                f"{self.x_source.shape[1]} and {self.x_target.shape[1]}"
-            )
+        _same_columns(self.x_source, self.x_target, "columns", "`x_source` and `x_target`")
         self.y_source = _labels(y_source, len(self.x_source), "y_source")
         self.y_target = _labels(y_target, len(self.x_target), "y_target")
-        if self.y_source.shape[1] != self.y_target.shape[1]:
-            raise ValueError(
-                "`y_source` and `y_target` must have the same number of label columns; got "
-                f"{self.y_source.shape[1]} and {self.y_target.shape[1]}"
-            )
-        self.weights_source = _weights(weights_source, len(self.x_source), "weights_source")
-        self.weights_target = _weights(weights_target, len(self.x_target), "weights_target")
-        self.x_metric = _metric(x_metric, "x_metric", _costs.METRICS)
+        _same_columns(self.y_source, self.y_target, "label columns", "`y_source` and `y_target`")
+        self.weights_source = check_weights(
+            weights_source, len(self.x_source), name="weights_source"
+        )
+        self.weights_target = check_weights(
+            weights_target, len(self.x_target), name="weights_target"
+        )
+        self.x_metric = _metric(x_metric, "x_metric", METRICS)
         self.y_metric = _metric(y_metric, "y_metric", Y_METRICS)
         self.epsilon = check_positive(epsilon, name="epsilon")
+
+    @classmethod
+    def from_formula(
+        cls,
+        formula: str,
+        source,
+        target,
+        *,
+        missing: str = "raise",
+        weights_source=None,
+        weights_target=None,
+        **kwargs,
+    ):
+        """Build both samples from one formula ``"y ~ x1 + x2"`` and two data frames.
+
+        The terms are set up on ``source`` (categorical levels, stateful transforms such as
+        ``center(x)``) and applied unchanged to ``target``, so that both samples have the same
+        covariate columns. The response is the label. The intercept is left out: a constant
+        column moves no distance (and would dilute the ``"hamming"`` share).
+
+        Parameters
+        ----------
+        formula : str
+            ``"response ~ terms"`` in formulaic syntax; names that are not columns are looked
+            up in the caller's namespace.
+        source, target : DataFrame or dict of columns
+            The two domains.
+        missing : {"raise", "drop"}
+            Rows of either frame with missing values are refused, or dropped (with their
+            weights).
+        weights_source, weights_target : array_like, optional
+            Sample weights, one per row of ``source`` and ``target``.
+        **kwargs
+            ``x_metric``, ``y_metric``, ``epsilon``: as in the constructor.
+
+        Returns
+        -------
+        DataShifts
+        """
+        check_option(missing, name="missing", options=("raise", "drop"))
+        spec = design_from_formula(
+            formula, source, missing="drop", context=capture_context(1)
+        ).spec
+        columns = [i for i, name in enumerate(spec.x_names) if name != INTERCEPT]
+        if not columns:
+            raise ValueError(f"`formula` {formula!r} has no covariate terms")
+        samples = []
+        for name, data, weights in (
+            ("source", source, weights_source),
+            ("target", target, weights_target),
+        ):
+            frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+            x = spec.exog(frame)[0][:, columns]
+            y = spec.endog(frame)
+            if y is None:
+                raise ValueError(
+                    f"`{name}` lacks the response {spec.y_name!r} of the formula {formula!r}"
+                )
+            keep = ~(np.isnan(x).any(axis=1) | np.isnan(y))
+            if not keep.all():
+                if missing == "raise":
+                    raise ValueError(
+                        f"`{name}` has missing values in {int((~keep).sum())} row(s); pass "
+                        "missing='drop' to drop them"
+                    )
+                if weights is not None:
+                    weights = check_weights(weights, len(keep), name=f"weights_{name}")[keep]
+                x, y = x[keep], y[keep]
+            samples.append((x, y, weights))
+        (x_s, y_s, w_s), (x_t, y_t, w_t) = samples
+        model = cls(x_s, y_s, x_t, y_t, w_s, w_t, **kwargs)
+        model.formula = formula
+        return model
+
+    @property
+    def nobs(self) -> int:
+        """Points in both samples together."""
+        return len(self.x_source) + len(self.x_target)
+
+    def _repr_spec(self) -> str:
+        formula = f"formula={self.formula!r}, " if self.formula else ""
+        return (
+            f"{formula}n_source={len(self.x_source)}, n_target={len(self.x_target)}, "
+            f"x_metric={_metric_name(self.x_metric)!r}, y_metric={_metric_name(self.y_metric)!r}, "
+            f"epsilon={self.epsilon:g}"
+        )
 
     def fit(
         self,
@@ -237,6 +330,13 @@ class DataShifts:
         Returns
         -------
         DataShiftsResults
+            ``iterations`` reports the OT problems of the estimate together (``n_iter``: the
+            most any of them took; each one's count and error are in ``components``).
+
+        Warns
+        -----
+        ConvergenceWarning
+            Once, when an OT problem of the estimate misses the tolerance.
         """
         n_resamples = check_positive_int(n_resamples, name="n_resamples", minimum=0)
         if n_resamples == 1:
@@ -254,12 +354,8 @@ class DataShifts:
         if n_resamples:
             seeds = rng.integers(0, 2**63 - 1, size=n_resamples)
             replicate = _Replicate(problem, self.weights_source, self.weights_target, warm)
-            runner = get_backend(backend)
-            try:
+            with borrowed_backend(backend) as runner:
                 draws = runner.map(replicate, seeds, progress=progress, desc="DataShifts bootstrap")
-            finally:
-                if runner is not backend:
-                    runner.close()
             resampling = ResamplingResult(
                 method="Bayesian bootstrap of the shifts",
                 estimate=estimate,
@@ -267,32 +363,42 @@ class DataShifts:
                 scheme="Bayesian (Dirichlet weights), fixed half split",
             )
         ot_rows = table[table.index.str.startswith("OT")]
-        converged = bool(ot_rows["converged"].all())
-        if not converged:
-            warnings.warn(
-                "some Sinkhorn problems did not reach the marginal tolerance (largest error "
-                f"{ot_rows['marginal_error'].max():.3g}); raise `maxiter` or `epsilon`",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+        marginal_error = float(ot_rows["marginal_error"].max())
+        record = IterationRecord.combine(
+            [
+                IterationRecord.from_run(
+                    function=f"DataShifts.fit {name}",
+                    n_iter=row.n_iter,
+                    maxiter=options["maxiter"],
+                    tol=options["tol"],
+                    criterion="L1 marginal error",
+                    last_value=row.marginal_error,
+                    met=bool(row.converged),
+                    warn=False,
+                )
+                for name, row in ot_rows.iterrows()
+            ],
+            function="DataShifts.fit",
+            labels=list(ot_rows.index),
+            label="OT problem",
+            remedy="raise `maxiter` or `tol`, or build the model with a larger `epsilon`",
+        )
         return DataShiftsResults(
-            method="DataShifts (entropic OT)",
-            nobs=len(self.x_source) + len(self.x_target),
-            model=self,
+            method=self.method_name,
             params=estimate,
             inference="bootstrap" if resampling is not None else "normal",
             cov_type="Bayesian bootstrap" if resampling is not None else "none",
             resampling=resampling,
             null_value=None,
-            converged=converged,
-            n_iter=int(ot_rows["n_iter"].sum()),
+            iterations=record,
             components=table,
             epsilon=self.epsilon,
             x_metric=_metric_name(self.x_metric),
             y_metric=_metric_name(self.y_metric),
             n_source=len(self.x_source),
             n_target=len(self.x_target),
-            marginal_error=float(ot_rows["marginal_error"].max()),
+            marginal_error=marginal_error,
+            **self._result_fields(),
         )
 
 

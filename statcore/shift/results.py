@@ -176,8 +176,7 @@ class DataShiftsResults(EstimationResults):
             cov_type=self.cov_type,
             resampling=resampling,
             null_value=None,
-            converged=self.converged,
-            n_iter=self.n_iter,
+            iterations=self.iterations,
             notes=(
                 f"L_h = {lipschitz_h:g}, L_l = {label:g} (label), L'_l = {prediction:g} "
                 "(prediction).",

@@ -65,6 +65,18 @@ def test_non_convergence_warns_and_is_recorded(rng):
         res = frechet_mean(Y, SPD(3), maxiter=1, init=np.eye(3) * 10)
     assert res.converged is False and res.n_iter == 1
     assert "NOT converged" in repr(res)
+    assert res.iterations.status == "maxiter" and len(res.iterations.history) == 1
+
+
+def test_iteration_record_and_history(rng):
+    Y, _ = concentrated_sample(SPD(3), 30, rng, scale=1.0)
+    res = frechet_mean(Y, SPD(3), init=np.eye(3) * 10)
+    record = res.iterations
+    assert record.converged and record.function == "frechet_mean" and record.tol == 1e-10
+    history = record.history
+    assert list(history.columns) == ["iteration", "step", "grad_norm", "variance"]
+    assert len(history) == res.n_iter and history["grad_norm"].iloc[-1] == res.grad_norm
+    assert history["variance"].iloc[-1] == pytest.approx(res.variance)
 
 
 def test_points_outside_any_open_hemisphere_are_rejected():

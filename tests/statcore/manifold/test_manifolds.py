@@ -114,3 +114,11 @@ def test_shape_and_option_errors():
         SPD(2, metric="bures")
     with pytest.raises(ValueError, match="`m` must lie in"):
         Euclidean(0)
+
+
+def test_random_point_takes_random_state_and_the_old_rng_with_a_warning(manifold):
+    draws = manifold.random_point(4, random_state=7)
+    np.testing.assert_array_equal(manifold.random_point(4, 7), draws)
+    with pytest.warns(FutureWarning, match="`rng=` is now spelled `random_state=`"):
+        old = manifold.random_point(4, rng=7)
+    np.testing.assert_array_equal(old, draws)

@@ -226,3 +226,23 @@ def test_syngler_diffusion_option_errors():
         SyNGLER(graph, dim=2, generator="diffusion").fit(diffusion_options={"depth": 3})
     with pytest.raises(TypeError, match="`diffusion_options` must be a dict; got 5"):
         SyNGLER(graph, dim=2, generator="diffusion").fit(diffusion_options=5)
+
+
+def test_estimator_conventions_progress_and_old_spellings():
+    from statcore.base import Estimator
+
+    data = banana(60, np.random.default_rng(2))
+    model = ForestFlow(pd.DataFrame(data, columns=["a", "b"]))
+    assert isinstance(model, Estimator) and model.nobs == 60
+    assert repr(model) == "ForestFlow(columns=['a', 'b'], nobs=60)"
+    quiet = model.fit(**TINY, random_state=0)
+    shown = model.fit(**TINY, random_state=0, progress=True)
+    # the bar only reports: the draws are the same with and without it
+    np.testing.assert_array_equal(
+        quiet.sample(20, random_state=1), shown.sample(20, random_state=1)
+    )
+    assert quiet.fit_options["n_t"] == 3 and quiet.fit_options["progress"] is False
+    assert list(quiet.tidy().columns) == ["noise_level", "t", "column", "velocity_r2"]
+    assert quiet.glance().loc[0, "wall_time_s"] == quiet.wall_time_s > 0
+    with pytest.warns(FutureWarning, match="fit_seconds is now wall_time_s"):
+        assert quiet.fit_seconds == quiet.wall_time_s

@@ -1,5 +1,8 @@
 """Sinkhorn against a dense numpy log-domain twin and POT; matrix-free equals dense."""
 
+import subprocess
+import sys
+
 import numpy as np
 import ot
 import pytest
@@ -139,15 +142,26 @@ def test_divergence_matches_pot_plans(rng):
         return (plan * cost).sum() + eps * np.sum(plan * np.log(plan / np.outer(a, b)))
 
     expected = pot_objective(x, y) - 0.5 * (pot_objective(x, x) + pot_objective(y, y))
-    assert sinkhorn_divergence(x, y, epsilon=eps, tol=1e-12) == pytest.approx(expected, abs=1e-8)
-    assert abs(sinkhorn_divergence(x, x, epsilon=eps)) < 1e-8
+    res = sinkhorn_divergence(x, y, epsilon=eps, tol=1e-12)
+    assert res.divergence == pytest.approx(expected, abs=1e-8)
+    assert abs(sinkhorn_divergence(x, x, epsilon=eps).divergence) < 1e-8
+    # a results object that still reads as the number
+    assert float(res) == res.divergence and res.converged
+    assert set(res.records) == {"xy", "xx", "yy"}
+    assert res.n_iter == sum(r.n_iter for r in res.records.values())
+    assert "divergence=" in repr(res)
 
 
 def test_non_convergence_warns_and_records(rng):
     x, y = rng.normal(size=(50, 2)), rng.normal(size=(50, 2))
-    with pytest.warns(ConvergenceWarning, match="marginal tolerance"):
+    with pytest.warns(ConvergenceWarning, match="sinkhorn_points reached maxiter=3"):
         res = sinkhorn_points(x, y, epsilon=0.01, maxiter=3, epsilon_scaling=None)
     assert res.converged is False and res.n_iter == 3 and res.marginal_error > 1e-9
+    assert res.iterations.status == "maxiter"
+    with pytest.warns(ConvergenceWarning, match="sinkhorn_divergence reached maxiter=3") as caught:
+        div = sinkhorn_divergence(x, y, epsilon=0.01, maxiter=3, epsilon_scaling=None)
+    assert len(caught) == 1 and div.converged is False and div.iterations.status == "maxiter"
+    assert div.n_iter == sum(r.n_iter for r in div.records.values())
 
 
 def test_bad_input_messages(rng):
@@ -175,3 +189,11 @@ def test_result_reporting(rng):
 
     matplotlib.use("Agg")
     assert res.plot() is not None
+
+
+def test_imports_under_optimised_bytecode():
+    """``python -OO`` strips docstrings: nothing may build on them at import."""
+    code = "import statcore.ot, statcore.shift; print(statcore.ot.sinkhorn.__doc__)"
+    out = subprocess.run([sys.executable, "-OO", "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "None"

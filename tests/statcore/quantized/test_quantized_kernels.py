@@ -5,7 +5,7 @@ import pytest
 from scipy import integrate, special, stats
 
 from statcore.quantized import _ecm, _kernels
-from statcore.quantized.covariance import box_estep
+from statcore.quantized._boxes import box_estep
 from statcore.quantized.mixing import gig_moment, gig_nodes, gig_params, mixing_nodes
 
 

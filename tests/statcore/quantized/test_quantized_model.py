@@ -20,7 +20,7 @@ def t4_sample():
 def test_ecm_fixed_point_is_the_direct_mle(t4_sample, step, bits):
     q = Quantizer.uniform(step, bits)
     model = QuantizedNVMM.from_codes(q.quantize(t4_sample), q, family="t")
-    res = model.fit(fix={"nu": 4.0}, se=None)
+    res = model.fit(fix={"nu": 4.0}, cov_type=None)
     opt = optimize.minimize(
         lambda p: -model.loglike({"mu": p[0], "sigma": np.exp(p[1]), "nu": 4.0}),
         [0.0, 0.0],
@@ -37,12 +37,12 @@ def test_ecm_fixed_point_is_the_direct_mle(t4_sample, step, bits):
 def test_fine_quantization_recovers_the_raw_data_mle(t4_sample):
     q = Quantizer.uniform(0.05, 8)
     res = QuantizedNVMM.from_codes(q.quantize(t4_sample), q, family="t").fit(
-        fix={"nu": 4.0}, se=None
+        fix={"nu": 4.0}, cov_type=None
     )
     _, loc, scale = stats.t.fit(t4_sample, f0=4.0)
     assert abs(res.mu - loc) < 5e-4 and abs(res.sigma - scale) < 5e-4
     x = rnvmm(5000, mu=0.2, random_state=3)
-    res = QuantizedNVMM.from_codes(q.quantize(x), q).fit(se=None)
+    res = QuantizedNVMM.from_codes(q.quantize(x), q).fit(cov_type=None)
     assert abs(res.mu - x.mean()) < 1e-3 and abs(res.sigma**2 - x.var()) < 1e-3
 
 
@@ -50,11 +50,11 @@ def test_sheppard_bias_of_midpoints_is_removed():
     x = rnvmm(200_000, mu=0.2, random_state=5)
     q = Quantizer.uniform(1.0, 8)
     codes = q.quantize(x)
-    res = QuantizedNVMM.from_codes(codes, q).fit(se=None)
+    res = QuantizedNVMM.from_codes(codes, q).fit(cov_type=None)
     assert abs(res.sigma**2 - 1.0) < 0.01
     assert np.var(q.midpoints(codes)) == pytest.approx(1 + 1 / 12, abs=0.01)
     q2 = Quantizer.uniform(1.0, 2)  # saturation bias of midpoints at 2 bits
-    res2 = QuantizedNVMM.from_codes(q2.quantize(x), q2).fit(se=None)
+    res2 = QuantizedNVMM.from_codes(q2.quantize(x), q2).fit(cov_type=None)
     assert abs(res2.mu - 0.2) < 0.01 and abs(res2.sigma**2 - 1) < 0.02
     assert abs(np.mean(q2.midpoints(q2.quantize(x))) - 0.2) > 0.015
 
@@ -63,7 +63,7 @@ def test_free_nu_louis_matches_hessian_and_summary(t4_sample):
     q = Quantizer.uniform(0.5, 3)
     model = QuantizedNVMM.from_codes(q.quantize(t4_sample), q, family="t")
     louis = model.fit()
-    hess = model.fit(se="hessian")
+    hess = model.fit(cov_type="hessian")
     np.testing.assert_allclose(louis.bse, hess.bse, rtol=1e-4)
     assert 3.0 < louis.nu < 6.0
     assert list(louis.params.index) == ["mu", "sigma", "nu"]
@@ -71,7 +71,7 @@ def test_free_nu_louis_matches_hessian_and_summary(t4_sample):
     assert set(louis.tidy().columns) >= {"term", "estimate", "std_error", "conf_low"}
     assert louis.aic == pytest.approx(-2 * louis.llf + 6)
     # plain ECM reaches the same point as SQUAREM
-    plain = model.fit(accelerate=False, se=None)
+    plain = model.fit(accelerate=False, cov_type=None)
     np.testing.assert_allclose(plain.params, louis.params, rtol=2e-5)
     assert plain.n_iter > louis.n_iter
 
@@ -87,7 +87,7 @@ def test_skew_t_ecm_matches_direct_maximisation():
     x = rnvmm(4000, mu=0.0, sigma=1.0, gamma=0.8, family="skew_t", nu=5.0, random_state=9)
     q = Quantizer.uniform(1.0, 3)
     model = QuantizedNVMM.from_codes(q.quantize(x), q, family="skew_t")
-    res = model.fit(fix={"nu": 5.0}, se="hessian")
+    res = model.fit(fix={"nu": 5.0}, cov_type="hessian")
     opt = optimize.minimize(
         lambda p: -model.loglike({"mu": p[0], "sigma": np.exp(p[1]), "gamma": p[2], "nu": 5.0}),
         [res.mu, np.log(res.sigma), res.gamma],
@@ -110,7 +110,9 @@ def test_gh_members_fit_monotonically(family, fix):
     # mixing parameters held (their free ECME steps are slow: see the module's notes)
     x = rnvmm(3000, mu=0.0, sigma=1.0, gamma=0.5, family="skew_t", nu=6.0, random_state=4)
     q = Quantizer.uniform(0.5, 4)
-    res = QuantizedNVMM.from_codes(q.quantize(x), q, family=family).fit(se=None, tol=1e-7, fix=fix)
+    res = QuantizedNVMM.from_codes(q.quantize(x), q, family=family).fit(
+        cov_type=None, tol=1e-7, fix=fix
+    )
     assert res.converged and np.diff(res.history).min() >= -1e-9 * abs(res.llf)
     assert res.lam is not None and res.psi > 0
     # the fitted density integrates to one
@@ -136,7 +138,7 @@ def test_identifiability_guard_for_one_bit_zero_threshold():
     u = np.random.default_rng(2).uniform(-1.5, 1.5, size=2000)
     with warnings.catch_warnings():
         warnings.simplefilter("error", IdentifiabilityWarning)
-        dithered = QuantizedNVMM.from_codes(q.quantize(x, dither=u), q, dither=u).fit(se=None)
+        dithered = QuantizedNVMM.from_codes(q.quantize(x, dither=u), q, dither=u).fit(cov_type=None)
     assert abs(dithered.sigma - 1.0) < 0.2
 
 
@@ -161,7 +163,7 @@ def test_bad_input_is_refused():
 def test_bootstrap_standard_errors_are_close_to_louis(t4_sample):
     q = Quantizer.uniform(0.5, 3)
     model = QuantizedNVMM.from_codes(q.quantize(t4_sample), q)
-    boot = model.fit(se="bootstrap", n_resamples=60, random_state=0)
+    boot = model.fit(cov_type="bootstrap", n_resamples=60, random_state=0)
     louis = model.fit()
     np.testing.assert_allclose(boot.bse, louis.bse, rtol=0.35)
     assert boot.cov_type.startswith("bootstrap")

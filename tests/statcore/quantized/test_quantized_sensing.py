@@ -75,7 +75,7 @@ def test_beats_midpoint_lasso_and_refit_debiases(bic_fit):
     )
     assert _rel(res.x, x) < 0.5 * best
     refit = res.model.fit(refit=True)
-    assert set(refit.support) == set(res.support) and refit.lam == res.lam
+    assert set(refit.support) == set(res.support) and refit.penalty == res.penalty
     assert _rel(refit.x, x) < 0.85 * _rel(res.x, x)
     assert refit.sigma == pytest.approx(0.3, abs=0.06)
     assert res.sigma > 2 * refit.sigma
@@ -87,7 +87,7 @@ def test_history_is_monotone(bic_fit):
     # generalized-EM steps on the penalised criterion; decreases are rounding only
     assert np.diff(res.history).min() >= -1e-9 * abs(res.history[-1])
     assert res.history[-1] == pytest.approx(res.objective, rel=1e-12)
-    pen = res.nobs * res.lam * np.abs(res.x).sum() / res.sigma
+    pen = res.nobs * res.penalty * np.abs(res.x).sum() / res.sigma
     assert res.objective == pytest.approx(res.llf - pen, rel=1e-10)
 
 
@@ -132,12 +132,12 @@ def test_t_errors_beat_gaussian_errors_after_refit():
     assert 0.7 < np.median(nus) < 2.5
 
 
-def test_lam_max_zeroes_the_signal():
+def test_penalty_max_zeroes_the_signal():
     A, x, y, _ = _design(2)
     q = Quantizer.uniform(0.5, 3)
     model = QuantizedCompressedSensing(q.quantize(y), q, A, penalty=1.0)
-    top = model.lam_max()
-    # lam_max comes from the midpoints: 20% above it the fit is exactly zero, 20% below not
+    top = model.penalty_max()
+    # penalty_max comes from the midpoints: 20% above it the fit is exactly zero, 20% below not
     above = QuantizedCompressedSensing(model.codes, q, A, penalty=1.2 * top).fit()
     below = QuantizedCompressedSensing(model.codes, q, A, penalty=0.8 * top).fit()
     assert not above.x.any()
@@ -149,8 +149,8 @@ def test_results_api(bic_fit):
     assert isinstance(res, QuantizedCompressedSensingResults)
     assert len(res.params) == 301 and res.params.index[-1] == "sigma"
     assert isinstance(res.path, pd.DataFrame)
-    assert {"lam", "df", "llf", "bic", "converged", "n_iter"} <= set(res.path.columns)
-    assert res.lam == res.path.loc[res.path["bic"].idxmin(), "lam"]
+    assert {"penalty", "df", "llf", "bic", "converged", "n_iter"} <= set(res.path.columns)
+    assert res.penalty == res.path.loc[res.path["bic"].idxmin(), "penalty"]
     table = res.summary().tables["coefficients"]
     assert len(table) == len(res.support) + 1
     assert "coefficients are zero (not shown)" in res.summary().as_text()
@@ -163,7 +163,7 @@ def test_results_api(bic_fit):
         assert res.plot(kind) is not None
     assert "nonzero" in repr(res)
     frame = pd.DataFrame(A, columns=[f"g{j}" for j in range(300)])
-    named = QuantizedCompressedSensing(res.model.codes, q, frame, penalty=res.lam).fit()
+    named = QuantizedCompressedSensing(res.model.codes, q, frame, penalty=res.penalty).fit()
     assert named.params.index[0] == "g0"
     # a cold start at the chosen lam against the warm-started path: equal to the ECM tolerance
     # (coordinates stop moving by tol ** 0.75 = 1e-6; 2.4e-7 measured)
@@ -206,11 +206,11 @@ def test_bad_input():
         QuantizedCompressedSensing(codes, q, A, family="nig")
     with pytest.raises(ValueError, match="`dither` must have 10 entries"):
         QuantizedCompressedSensing(codes, q, A, dither=np.zeros(3))
-    with pytest.warns(IdentifiabilityWarning, match="lam = 0 with p = 20 >= n = 10"):
+    with pytest.warns(IdentifiabilityWarning, match="penalty = 0 with p = 20 >= n = 10"):
         QuantizedCompressedSensing(codes, q, A, penalty=0.0)
     model = QuantizedCompressedSensing(codes, q, A, penalty=0.1)
-    with pytest.raises(ValueError, match="`lambda_min_ratio`"):
-        QuantizedCompressedSensing(codes, q, A).fit(lambda_min_ratio=1.5)
+    with pytest.raises(ValueError, match="`penalty_min_ratio`"):
+        QuantizedCompressedSensing(codes, q, A).fit(penalty_min_ratio=1.5)
     with pytest.raises(ValueError, match=r"`start\['x'\]` must have 20 entries"):
         model.fit(start={"x": np.zeros(3)})
     with pytest.raises(TypeError, match="`maxiter`"):

@@ -15,8 +15,10 @@ def _regression_race(reps, nu=3.0):
     for rep in range(reps):
         A, beta, z = regression_design(2000, 5, nu=nu, scale=0.5, random_state=100 + rep)
         codes = q.quantize(z)
-        rt = QuantizedRegression(codes, A, quantizer=q, family="t", intercept=False).fit(se=None)
-        rg = QuantizedRegression(codes, A, quantizer=q, intercept=False).fit(se=None)
+        rt = QuantizedRegression(codes, A, quantizer=q, family="t", intercept=False).fit(
+            cov_type=None
+        )
+        rg = QuantizedRegression(codes, A, quantizer=q, intercept=False).fit(cov_type=None)
         et = np.linalg.norm(rt.params.iloc[:5] - beta) / np.linalg.norm(beta)
         eg = np.linalg.norm(rg.params.iloc[:5] - beta) / np.linalg.norm(beta)
         errs.append(et)
@@ -54,7 +56,7 @@ def test_fine_quantization_regression_is_the_raw_t_mle():
     start = np.r_[np.linalg.lstsq(A, z, rcond=None)[0], np.log(0.5), np.log(3.0)]
     raw = optimize.minimize(negll, start, method="BFGS").x
     res = QuantizedRegression(q.quantize(z), A, quantizer=q, family="t", intercept=False).fit(
-        se=None
+        cov_type=None
     )
     np.testing.assert_allclose(res.params.iloc[:5].to_numpy(), raw[:5], atol=5e-4)
     np.testing.assert_allclose(res.params["sigma"], np.exp(raw[5]), rtol=5e-3)
@@ -66,7 +68,7 @@ def test_regression_louis_matches_hessian_and_formula_door():
     df = pd.DataFrame({"code": q.quantize(z), "a": A[:, 0], "b": A[:, 1]})
     model = QuantizedRegression.from_formula("code ~ a + b", df, quantizer=q, family="t")
     louis = model.fit()
-    hess = model.fit(se="hessian")
+    hess = model.fit(cov_type="hessian")
     assert list(louis.params.index) == ["Intercept", "a", "b", "sigma", "nu"]
     np.testing.assert_allclose(louis.bse, hess.bse, rtol=1e-4)
     assert np.isfinite(louis.predict(df.iloc[:3])).all()
@@ -86,7 +88,7 @@ def test_bivariate_gaussian_boxes_match_brute_force():
     x = rmvt(3000, S, mean=[0.2, -0.1], random_state=3)
     q = Quantizer.uniform(1.0, 2, n_dims=2)
     model = QuantizedNVMM.from_codes(q.quantize(x), q)
-    res = model.fit(se=None)
+    res = model.fit(cov_type=None)
     lo, hi, c = model._lower_u, model._upper_u, model._counts_u
 
     def negll(p):
@@ -114,7 +116,7 @@ def test_three_dimensional_t_covariance_is_recovered():
     x = rmvt(5000, Sig, nu=5.0, random_state=8)
     q = Quantizer.uniform(0.5, 3, n_dims=3)
     # tol 1e-5: the check is recovery (8% Frobenius, measured 1.8%), not the fixed point's digits
-    res = QuantizedCovariance(q.quantize(x), q, family="t").fit(se=None, tol=1e-5)
+    res = QuantizedCovariance(q.quantize(x), q, family="t").fit(cov_type=None, tol=1e-5)
     assert np.linalg.norm(res.Sigma - Sig) / np.linalg.norm(Sig) < 0.08
     assert abs(res.nu - 5.0) < 1.5
     assert res.converged

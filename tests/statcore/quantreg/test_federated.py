@@ -114,7 +114,7 @@ def test_f4_gls_variance_is_loewner_minimal_and_beats_every_agent():
     gls = model.fit()
     V_gls = gls.vcov.to_numpy()
     for scheme in ("equal", "size", "diagonal"):
-        V = model.fit(weights=scheme).vcov.to_numpy()
+        V = model.fit(scheme=scheme).vcov.to_numpy()
         # Aitken: V_W - V_GLS is positive semi-definite, up to rounding
         assert np.linalg.eigvalsh(V - V_gls).min() >= -1e-10
     # and each coefficient's ensemble variance is below that of the best single agent
@@ -272,8 +272,8 @@ def test_bad_input():
         FederatedQuantReg({"c": twin}, response="y").fit()
     with pytest.raises(ValueError, match=r"`q` must lie in \(0, 1\)"):
         FederatedQuantReg(agents, q=1.0, response="y")
-    with pytest.raises(ValueError, match="`weights` must be one of"):
-        FederatedQuantReg(agents, response="y").fit(weights="median")
+    with pytest.raises(ValueError, match="`scheme` must be one of"):
+        FederatedQuantReg(agents, response="y").fit(scheme="median")
     with pytest.raises(TypeError, match="must be a DataFrame"):
         FederatedQuantReg([(np.ones(10), np.ones((10, 2)))])
 
@@ -308,3 +308,61 @@ def test_dask_group_task_is_the_agent_side_fit():
         np.testing.assert_array_equal(message.slopes, expected.slopes)
         np.testing.assert_array_equal(message.cov, expected.cov)
         assert res.model is None
+
+
+def test_old_weights_keyword_still_picks_the_scheme_with_a_future_warning():
+    design = simulate.block_agents(random_state=7)
+    model = FederatedQuantReg(design.agents, q=0.5, response="y")
+    with pytest.warns(FutureWarning, match="`weights=` is now spelled `scheme=`"):
+        old = model.fit(weights="equal")
+    new = model.fit(scheme="equal")
+    np.testing.assert_array_equal(old.params.to_numpy(), new.params.to_numpy())
+    assert old.scheme == "equal" and old.fit_options["scheme"] == "equal"
+
+
+def test_from_formula_matches_the_array_path():
+    design = simulate.homogeneous_agents(random_state=5)
+    frames = design.agents
+    by_formula = FederatedQuantReg.from_formula(
+        "y ~ x1 + x2 + x3 + x4 + x5", frames, q=[0.25, 0.5]
+    ).fit()
+    pairs = {k: (f["y"].to_numpy(), f.drop(columns="y")) for k, f in frames.items()}
+    by_arrays = FederatedQuantReg(pairs, q=[0.25, 0.5]).fit()
+    np.testing.assert_array_equal(by_formula.params.to_numpy(), by_arrays.params.to_numpy())
+    np.testing.assert_array_equal(by_formula.vcov.to_numpy(), by_arrays.vcov.to_numpy())
+    assert list(by_formula.params.index) == ["x1", "x2", "x3", "x4", "x5"]
+    assert by_formula.nobs == by_arrays.nobs == sum(len(f) for f in frames.values())
+    # a list of frames names the agents by position
+    listed = FederatedQuantReg.from_formula("y ~ x1 + x2", list(frames.values())[:3]).fit()
+    assert list(listed.local) == ["agent0", "agent1", "agent2"]
+
+
+def test_from_formula_needs_the_same_terms_at_every_agent():
+    design = simulate.homogeneous_agents(random_state=5)
+    frames = {k: f.assign(g=["a", "b"] * (len(f) // 2)) for k, f in design.agents.items()}
+    frames["agent3"] = frames["agent3"].assign(g="a")
+    with pytest.raises(ValueError, match="every agent's design must have the same terms"):
+        FederatedQuantReg.from_formula("y ~ x1 + C(g)", frames)
+    with pytest.raises(ValueError, match="drops the intercept"):
+        FederatedQuantReg.from_formula("y ~ x1 - 1", design.agents)
+    with pytest.raises(ValueError, match="agent 'agent0': `formula`"):
+        FederatedQuantReg.from_formula("y ~ nowhere", design.agents)
+
+
+def test_model_follows_the_estimator_conventions():
+    design = simulate.block_agents(random_state=4)
+    model = FederatedQuantReg(design.agents, q=[0.3, 0.7], response="y")
+    assert repr(model).startswith("FederatedQuantReg(6 agents, features=")
+    assert repr(model).endswith(f"nobs={model.nobs})")
+    res = model.fit()
+    assert res.model is model and res.iterations.converged
+    assert res.n_iter == sum(r.n_iter for r in res.local.values())
+    assert list(res.iterations.history["agent"]) == list(res.local)
+    assert dict(res.fit_options) == {
+        "scheme": "optimal",
+        "cov_type": "kernel",
+        "bandwidth": "hall-sheather",
+        "method": "fn",
+        "backend": None,
+        "progress": False,
+    }

@@ -271,9 +271,34 @@ def test_nonunique_solution_is_reported_in_notes(rng):
 
 def test_nonconvergence_warns_and_records(engel):
     model = QuantReg.from_formula("foodexp ~ income", engel)
-    with pytest.warns(ConvergenceWarning, match="did not meet"):
+    with pytest.warns(ConvergenceWarning, match="QuantReg.fit reached maxiter=2") as caught:
         res = model.fit(method="conquer", maxiter=2)
-    assert res.converged is False and "Did not converge" in res.summary().as_text()
+    assert len(caught) == 1
+    assert res.converged is False and res.iterations.status == "maxiter"
+    assert "reached maxiter=2" in res.summary().as_text()
+
+
+def test_iteration_record_has_one_row_per_level(engel):
+    model = QuantReg.from_formula("foodexp ~ income", engel, q=[0.25, 0.75])
+    assert repr(model) == "QuantReg(formula='foodexp ~ income', q=(0.25, 0.75), nobs=235)"
+    res = model.fit(method="conquer")
+    record = res.iterations
+    assert record.converged and record.function == "QuantReg.fit"
+    history = record.history
+    assert list(history["level"]) == [0.25, 0.75] and (history["status"] == "converged").all()
+    assert res.n_iter == record.n_iter == history["n_iter"].sum()
+    assert record.last_value == history["last_value"].max() <= 1e-8
+    assert res.fit_options["method"] == "conquer" and res.fit_options["maxiter"] is None
+
+
+def test_bootstrap_progress_bar_does_not_change_the_replicates(engel, capsys):
+    model = QuantReg.from_formula("foodexp ~ income", engel)
+    quiet = model.fit(cov_type="bootstrap", n_resamples=20, random_state=1)
+    shown = model.fit(cov_type="bootstrap", n_resamples=20, random_state=1, progress=True)
+    assert "QuantReg bootstrap" in capsys.readouterr().err
+    np.testing.assert_array_equal(
+        quiet.resampling.replicates.to_numpy(), shown.resampling.replicates.to_numpy()
+    )
 
 
 def test_fit_does_not_change_the_model_or_input(rng):

@@ -28,6 +28,26 @@ def test_fixed_point_residual_below_1e12(gamma):
         np.testing.assert_allclose(residual, direct, atol=1e-15)
 
 
+def test_solve_kappa_reports_its_iteration():
+    lam = np.geomspace(1e-3, 10, 5)
+    kappa, residual, record = solve_kappa(lam, 0.5, AR1.eigenvalues, return_record=True)
+    plain = solve_kappa(lam, 0.5, AR1.eigenvalues)
+    np.testing.assert_array_equal(kappa, plain[0])
+    np.testing.assert_array_equal(residual, plain[1])
+    assert record.converged and record.function == "solve_kappa"
+    assert record.last_value <= 1e-12 and record.n_iter == len(record.history) - 1
+    assert asymptotic_risk(lam, 0.0, 0.5, AR1.eigenvalues, AR1.signal, 1.0).iterations.converged
+
+
+def test_solve_kappa_at_maxiter_is_not_converged():
+    from statcore.exceptions import ConvergenceWarning
+
+    with pytest.warns(ConvergenceWarning, match="solve_kappa reached maxiter=1") as caught:
+        *_, record = solve_kappa([1e-3], 5.0, AR1.eigenvalues, maxiter=1, return_record=True)
+    assert len(caught) == 1
+    assert record.status == "maxiter" and not record.converged and record.n_iter == 1
+
+
 def _mp_moment(gamma, lam, power_x, power_res):
     """Integral of x^power_x / (x + lam)^power_res against the Marchenko-Pastur law of ratio gamma
     (unit variance), by quadrature of its closed-form density plus the atom at 0 when gamma > 1."""

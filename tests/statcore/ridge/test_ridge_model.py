@@ -225,3 +225,5 @@ def test_bad_input_gets_clear_errors():
         model.fit(xi_method="loo")
     with pytest.raises(ValueError, match="`xi` must be one of"):
         model.fit(xi="optimal")
+    with pytest.raises(ValueError, match="`curve_penalty` must be > 0"):
+        model.fit(curve_penalty=[0.0, 1.0])

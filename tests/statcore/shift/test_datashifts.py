@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 from scipy.spatial.distance import cdist
 
+from statcore.exceptions import ConvergenceWarning
 from statcore.ot import sinkhorn, sinkhorn_divergence
 from statcore.shift import DataShifts, DataShiftsResults, ShiftBoundResults, simulate
 
@@ -50,7 +51,7 @@ def test_estimator_matches_dense_twin(rng):
     label_cost = np.abs(sample["y_source"][:, None] - sample["y_target"][None, :])
     assert res.concept_shift == pytest.approx((full.plan * label_cost).sum(), abs=1e-4)
     assert divergence(h["s1"], h["t1"]) == pytest.approx(
-        sinkhorn_divergence(h["s1"], h["t1"], epsilon=0.1, tol=1e-6), abs=1e-5
+        sinkhorn_divergence(h["s1"], h["t1"], epsilon=0.1, tol=1e-6).divergence, abs=1e-5
     )
 
 
@@ -203,3 +204,46 @@ def test_bad_input_messages(rng):
     res = DataShifts(x, y, x, y, epsilon=0.5).fit()
     with pytest.raises(TypeError, match="`lipschitz_loss` must be a number or a pair"):
         res.bound(0.1, 1.0, "one")
+
+
+def test_from_formula_equals_the_array_path():
+    sample = simulate.linear_shift(60, dim=2, mean_shift=1.0, random_state=3)
+    frames = [
+        pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "y": y})
+        for x, y in (
+            (sample["x_source"], sample["y_source"]),
+            (sample["x_target"], sample["y_target"]),
+        )
+    ]
+    weights = np.linspace(1.0, 2.0, 60)
+    by_formula = DataShifts.from_formula(
+        "y ~ x1 + x2", *frames, weights_target=weights, epsilon=0.1
+    ).fit(random_state=5)
+    by_arrays = fit(dict(sample), epsilon=0.1, weights_target=weights, random_state=5)
+    pd.testing.assert_series_equal(by_formula.params, by_arrays.params)
+    assert "formula='y ~ x1 + x2'" in repr(by_formula.model)
+    # the source's terms are applied to the target; a missing row is refused or dropped
+    frames[1].loc[0, "x1"] = np.nan
+    with pytest.raises(ValueError, match="`target` has missing values in 1 row"):
+        DataShifts.from_formula("y ~ x1 + x2", *frames)
+    dropped = DataShifts.from_formula("y ~ x1 + x2", *frames, missing="drop")
+    assert len(dropped.x_target) == 59 and dropped.x_target.shape[1] == 2
+    with pytest.raises(ValueError, match="`target` lacks the response"):
+        DataShifts.from_formula("y ~ x1 + x2", frames[0], frames[1].drop(columns="y"))
+
+
+def test_estimator_conventions_and_iteration_record():
+    sample = simulate.linear_shift(40, dim=2, mean_shift=1.0, random_state=1)
+    model = DataShifts(
+        sample["x_source"], sample["y_source"], sample["x_target"], sample["y_target"],
+        epsilon=0.1,
+    )
+    assert repr(model).startswith("DataShifts(n_source=40, n_target=40") and model.nobs == 80
+    res = model.fit(random_state=0, n_resamples=2, backend="threads")
+    assert res.fit_options["backend"] == "threads" and res.fit_options["tol"] == 1e-5
+    assert res.iterations.converged and res.n_iter == res.components["n_iter"].sum()
+    assert len(res.iterations.history) == res.components.index.str.startswith("OT").sum()
+    with pytest.warns(ConvergenceWarning, match="DataShifts.fit reached maxiter=3") as caught:
+        short = model.fit(random_state=0, maxiter=3)
+    assert len(caught) == 1 and caught[0].filename == __file__
+    assert short.converged is False and short.iterations.status == "maxiter"

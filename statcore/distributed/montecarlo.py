@@ -1,38 +1,11 @@
-"""Execution backends (serial, threads, processes, dask) and :class:`MonteCarloStudy`.
-
-Everything that parallelises takes ``backend=``, resolved by :func:`get_backend`:
-
-- ``None`` or ``"serial"``: a plain loop in this process (the default);
-- ``"threads"``: a :class:`concurrent.futures.ThreadPoolExecutor` (useful when the work releases
-  the GIL: numpy, scipy, numba kernels with ``nogil``);
-- ``"processes"``: a :class:`concurrent.futures.ProcessPoolExecutor` whose workers start by
-  ``"forkserver"`` on Linux (``"spawn"`` elsewhere). Plain ``fork`` is not used: forking a
-  process that already runs threads (numba's threading layer, OpenMP/BLAS pools, a dask client)
-  can copy held locks into the child and deadlock it. The forkserver is a clean single-threaded
-  process started once; it receives the parent's ``sys.path``, so workers import what the parent
-  can. The mapped function is serialised with cloudpickle when it is installed (it comes with
-  the ``dist`` extra), so lambdas, closures and functions defined in a notebook work; without it,
-  the function must be importable by reference (defined at module level in an importable module).
-  As with ``"spawn"``, a script using this backend needs an ``if __name__ == "__main__":`` guard,
-  since the forkserver imports the main module;
-- ``"dask"`` (the current ``dask.distributed`` client) or a ``dask.distributed.Client``:
-  ``client.map`` and ``client.gather``. Needs ``pip install statcore[dist]``.
-
-Every backend's :meth:`Backend.map` returns the results in input order, whatever the completion
-order, so a seeded computation gives the same answer on all of them.
-"""
+"""Monte Carlo studies: :class:`MonteCarloStudy` runs a function over a grid of design points
+on any backend, with one independent random stream per replicate; :class:`MonteCarloResult`
+summarises the replicates (estimates, Monte Carlo standard errors, rejection rates)."""
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
-import functools
 import itertools
-import multiprocessing
 import numbers
-import os
-import pickle
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -42,7 +15,6 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from statcore import _progress
 from statcore._validation import (
     check_alpha,
     check_callable,
@@ -51,27 +23,10 @@ from statcore._validation import (
     check_random_state,
     describe,
 )
+from statcore.distributed.backends import BACKENDS, Backend, _is_client, borrowed_backend
 from statcore.results._plotting import get_ax
 from statcore.results.base import Results
 from statcore.results.summary import Summary
-
-__all__ = [
-    "BACKENDS",
-    "Backend",
-    "DaskBackend",
-    "MonteCarloResult",
-    "MonteCarloStudy",
-    "ProcessBackend",
-    "SerialBackend",
-    "ThreadBackend",
-    "borrowed_backend",
-    "get_backend",
-]
-
-BACKENDS = ("serial", "threads", "processes", "dask")
-
-#: Start method of the process backend's workers (see the module docstring).
-START_METHOD = "forkserver" if sys.platform.startswith("linux") else "spawn"
 
 #: A Monte Carlo study is cut into about this many tasks per worker (fewer, larger tasks keep
 #: the per-task overhead of processes and dask small; enough of them keep the workers busy).
@@ -88,281 +43,6 @@ _RESERVED = (
     "conf_high",
     "n_rep",
 )
-
-
-# --------------------------------------------------------------------------------------------
-# Backends
-# --------------------------------------------------------------------------------------------
-
-
-class Backend:
-    """An execution backend: an ordered :meth:`map` and the lifetime of the pool it owns.
-
-    Backends are context managers; leaving the ``with`` block calls :meth:`close`.
-    """
-
-    name: ClassVar[str] = ""
-
-    @property
-    def n_workers(self) -> int:
-        """How many calls can run at once."""
-        return 1
-
-    def map(
-        self, fn: Callable, iterable: Iterable, *, progress: bool = False, desc: str | None = None
-    ) -> list:
-        """``[fn(item) for item in iterable]``, computed on the backend, in input order.
-
-        Parameters
-        ----------
-        fn : callable
-            Called once per item with the item as its only argument.
-        iterable : iterable
-            The items; consumed into a list first.
-        progress : bool
-            Show a tqdm progress bar advancing as calls complete.
-        desc : str, optional
-            The progress bar's label.
-
-        Returns
-        -------
-        list
-            The results, in the order of the items. The first exception raised by a call is
-            re-raised (calls not yet started are cancelled).
-        """
-        items = list(iterable)
-        with _progress.progress(len(items), enabled=progress, desc=desc) as bar:
-            return self._map(fn, items, bar)
-
-    def _map(self, fn: Callable, items: list, bar) -> list:
-        out = []
-        for item in items:
-            out.append(fn(item))
-            bar.update()
-        return out
-
-    def close(self) -> None:
-        """Release the pool this backend owns; backends without one do nothing."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(n_workers={self.n_workers})"
-
-
-class SerialBackend(Backend):
-    """A plain loop in the calling process (the default backend)."""
-
-    name = "serial"
-
-
-class _PoolBackend(Backend):
-    """A backend owning a :mod:`concurrent.futures` executor of ``n_workers`` workers."""
-
-    def __init__(self, n_workers: int | None = None):
-        self._n_workers = (
-            _available_cpus()
-            if n_workers is None
-            else check_positive_int(n_workers, name="n_workers")
-        )
-        self._executor = self._make_executor()
-
-    def _make_executor(self) -> concurrent.futures.Executor:
-        raise NotImplementedError
-
-    @property
-    def n_workers(self) -> int:
-        return self._n_workers
-
-    def _map(self, fn: Callable, items: list, bar) -> list:
-        futures = [self._executor.submit(fn, item) for item in items]
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                future.result()
-                bar.update()
-            return [future.result() for future in futures]
-        finally:
-            for future in futures:
-                future.cancel()
-
-    def close(self) -> None:
-        """Shut the pool down, cancelling calls that have not started."""
-        self._executor.shutdown(wait=True, cancel_futures=True)
-
-
-class ThreadBackend(_PoolBackend):
-    """A thread pool of ``n_workers`` threads (default: the CPUs available to this process)."""
-
-    name = "threads"
-
-    def _make_executor(self) -> concurrent.futures.Executor:
-        return concurrent.futures.ThreadPoolExecutor(
-            max_workers=self._n_workers, thread_name_prefix="statcore"
-        )
-
-
-class ProcessBackend(_PoolBackend):
-    """A process pool of ``n_workers`` processes started by :data:`START_METHOD`.
-
-    The mapped function is serialised once per :meth:`map` (by cloudpickle when installed,
-    else by pickle) and unpickled once per worker.
-    """
-
-    name = "processes"
-
-    def _make_executor(self) -> concurrent.futures.Executor:
-        return concurrent.futures.ProcessPoolExecutor(
-            max_workers=self._n_workers, mp_context=multiprocessing.get_context(START_METHOD)
-        )
-
-    def _map(self, fn: Callable, items: list, bar) -> list:
-        return super()._map(functools.partial(_call_pickled, _dumps(fn)), items, bar)
-
-
-class DaskBackend(Backend):
-    """A ``dask.distributed.Client``'s cluster. The client is the caller's: :meth:`close`
-    leaves it open."""
-
-    name = "dask"
-
-    def __init__(self, client):
-        self.client = client
-
-    @property
-    def n_workers(self) -> int:
-        return max(1, sum(self.client.nthreads().values()))
-
-    def _map(self, fn: Callable, items: list, bar) -> list:
-        from distributed import as_completed
-
-        futures = self.client.map(fn, items, pure=False)
-        for _ in as_completed(futures):
-            bar.update()
-        return self.client.gather(futures)
-
-
-def get_backend(backend=None, *, n_workers: int | None = None) -> Backend:
-    """Resolve a ``backend=`` argument to a :class:`Backend`.
-
-    Parameters
-    ----------
-    backend : None, str, Backend or dask.distributed.Client
-        ``None`` or ``"serial"``, ``"threads"``, ``"processes"``, ``"dask"`` (the current dask
-        client, as ``distributed.get_client()`` finds it), a ``Client``, or a :class:`Backend`
-        (returned as is, so one pool can serve several calls).
-    n_workers : int, optional
-        Size of the ``"threads"`` or ``"processes"`` pool; default: the CPUs available to this
-        process.
-
-    Returns
-    -------
-    Backend
-        Close it (or use it as a context manager) when it owns a pool, i.e. for ``"threads"`` and
-        ``"processes"``.
-
-    Raises
-    ------
-    ImportError
-        For ``"dask"`` when dask.distributed is not installed (``pip install statcore[dist]``).
-    """
-    if isinstance(backend, str) and backend in ("threads", "processes"):
-        cls = ThreadBackend if backend == "threads" else ProcessBackend
-        return cls(n_workers)
-    if n_workers is not None:
-        raise ValueError(
-            "`n_workers` sizes the 'threads' and 'processes' backends only; "
-            f"got n_workers={n_workers!r} with backend={describe(backend)}"
-        )
-    if isinstance(backend, Backend):
-        return backend
-    if _is_client(backend):
-        return DaskBackend(backend)
-    name = "serial" if backend is None else check_option(backend, name="backend", options=BACKENDS)
-    if name == "serial":
-        return SerialBackend()
-    distributed = _import_distributed()
-    try:
-        client = distributed.get_client()
-    except ValueError as exc:
-        raise ValueError(
-            "`backend='dask'` runs on the current dask client, and none is running; start one "
-            "with `dask.distributed.Client(...)` or pass the Client itself as `backend`"
-        ) from exc
-    return DaskBackend(client)
-
-
-@contextlib.contextmanager
-def borrowed_backend(backend=None, *, n_workers: int | None = None):
-    """Use ``backend`` for a ``with`` block, closing it afterwards only if it was made here.
-
-    A :class:`Backend` or dask client the caller passed in is theirs and stays open (so one pool
-    can serve several calls); a pool this call made from a name (``"threads"``, ``"processes"``)
-    is closed when the block ends, also on error.
-
-    Parameters
-    ----------
-    backend, n_workers
-        As in :func:`get_backend`.
-
-    Yields
-    ------
-    Backend
-    """
-    resolved = get_backend(backend, n_workers=n_workers)
-    try:
-        yield resolved
-    finally:
-        if resolved is not backend:
-            resolved.close()
-
-
-def _is_client(obj) -> bool:
-    """Whether ``obj`` is a dask Client, without importing dask (a Client implies it is loaded)."""
-    distributed = sys.modules.get("distributed")
-    return distributed is not None and isinstance(obj, distributed.Client)
-
-
-def _import_distributed():
-    try:
-        import distributed
-    except ImportError as exc:
-        raise ImportError(
-            "the dask backend needs dask.distributed, an optional dependency; install it with "
-            "`pip install statcore[dist]`"
-        ) from exc
-    return distributed
-
-
-def _available_cpus() -> int:
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
-def _dumps(fn: Callable) -> bytes:
-    """Serialise ``fn`` for process workers: cloudpickle when installed, else pickle."""
-    try:
-        import cloudpickle
-    except ImportError:
-        return pickle.dumps(fn)
-    return cloudpickle.dumps(fn)
-
-
-#: Worker-side cache, so that a function sent with every task is unpickled once per worker.
-_loads = functools.lru_cache(maxsize=8)(pickle.loads)
-
-
-def _call_pickled(payload: bytes, item):
-    return _loads(payload)(item)
-
-
-# --------------------------------------------------------------------------------------------
-# Monte Carlo studies
-# --------------------------------------------------------------------------------------------
 
 
 def _plot_estimates(results, ax=None, metric=None, alpha=0.05, **kwargs):
@@ -664,17 +344,13 @@ class MonteCarloStudy:
         MonteCarloResult
         """
         entropy = _entropy(self.random_state)
-        backend = get_backend(self.backend)
         runner = _Replicates(fn=self.fn, entropy=entropy, n_rep=self.n_rep)
-        try:
+        with borrowed_backend(self.backend) as backend:
             start = time.perf_counter()
             blocks = backend.map(
                 runner, self._tasks(backend.n_workers), progress=self.progress, desc="Monte Carlo"
             )
             wall_time_s = time.perf_counter() - start
-        finally:
-            if backend is not self.backend:
-                backend.close()
         records = [record for block in blocks for record in block]
         outputs = self._check_outputs(records)
         rows = np.repeat(np.arange(self.n_points), self.n_rep)
