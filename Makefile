@@ -19,6 +19,7 @@ $(STAMP): setup.cfg pyproject.toml Makefile
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	MPLBACKEND=Agg $(BIN)/python -m pytest
 
 demo: $(STAMP)

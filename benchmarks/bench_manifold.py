@@ -27,8 +27,11 @@ def _setup(n, p=1):
         if (n, p) not in _data:
             Y, x = simulate.draw("sphere", "mean_shift", n, beta=0.05, random_state=n)
             # p > 1: the signal column and p - 1 pure-noise columns
-            X = x if p == 1 else np.column_stack(
-                [x, np.random.default_rng(n + p).normal(size=(n, p - 1))])
+            X = (
+                x
+                if p == 1
+                else np.column_stack([x, np.random.default_rng(n + p).normal(size=(n, p - 1))])
+            )
             V = SPHERE.log_coords(frechet_mean(Y, SPHERE).mean, Y)
             _data[n, p] = (Y, X, V)
 
@@ -56,45 +59,48 @@ def numpy_mmdd_test(n, p=1):
 
 
 def _ours(n, p=1):
-    return lambda: mmdd_test(_data[n, p][0], _data[n, p][1], SPHERE, n_resamples=B,
-                             random_state=0)
+    return lambda: mmdd_test(_data[n, p][0], _data[n, p][1], SPHERE, n_resamples=B, random_state=0)
 
 
 DENSE = f"numpy {np.__version__} dense U-centred K + GEMM"
 
-CASES = [
-    {
-        "name": f"mmdd_test sphere n={n}{'' if p == 1 else f', X with p={p} columns'}, "
-                f"{B} wild bootstraps",
-        "setup": _setup(n, p),
-        "ours": _ours(n, p),
-        "anchor": lambda n=n, p=p: numpy_mmdd_test(n, p),
-        "anchor_name": DENSE,
-        "peak_memory": n == 10_000,
-    }
-    for p in (1, 3)
-    for n in (2000, 10_000)
-] + [
-    {
-        "name": f"mmdd_test sphere n=20000{'' if p == 1 else f', X with p={p} columns'}, "
-                f"{B} wild bootstraps (peak memory only)",
-        "setup": _setup(20_000, p),
-        "ours": _ours(20_000, p),
-        "anchor": None,
-        "anchor_name": "none: the dense baseline needs > 10 GB",
-        "timed": False,
-        "peak_memory": True,
-    }
-    for p in (1, 3)
-] + [
-    {
-        "name": f"mmdd_test sphere n={n} vs dCov permutation test, {B} resamples",
-        "setup": _setup(n),
-        "ours": _ours(n),
-        "anchor": lambda n=n: dcor.independence.distance_covariance_test(
-            _data[n, 1][1], _data[n, 1][2], num_resamples=B, random_state=0
-        ),
-        "anchor_name": f"dcor {dcor.__version__} distance_covariance_test",
-    }
-    for n in (1000, 2000)
-]
+CASES = (
+    [
+        {
+            "name": f"mmdd_test sphere n={n}{'' if p == 1 else f', X with p={p} columns'}, "
+            f"{B} wild bootstraps",
+            "setup": _setup(n, p),
+            "ours": _ours(n, p),
+            "anchor": lambda n=n, p=p: numpy_mmdd_test(n, p),
+            "anchor_name": DENSE,
+            "peak_memory": n == 10_000,
+        }
+        for p in (1, 3)
+        for n in (2000, 10_000)
+    ]
+    + [
+        {
+            "name": f"mmdd_test sphere n=20000{'' if p == 1 else f', X with p={p} columns'}, "
+            f"{B} wild bootstraps (peak memory only)",
+            "setup": _setup(20_000, p),
+            "ours": _ours(20_000, p),
+            "anchor": None,
+            "anchor_name": "none: the dense baseline needs > 10 GB",
+            "timed": False,
+            "peak_memory": True,
+        }
+        for p in (1, 3)
+    ]
+    + [
+        {
+            "name": f"mmdd_test sphere n={n} vs dCov permutation test, {B} resamples",
+            "setup": _setup(n),
+            "ours": _ours(n),
+            "anchor": lambda n=n: dcor.independence.distance_covariance_test(
+                _data[n, 1][1], _data[n, 1][2], num_resamples=B, random_state=0
+            ),
+            "anchor_name": f"dcor {dcor.__version__} distance_covariance_test",
+        }
+        for n in (1000, 2000)
+    ]
+)

@@ -74,6 +74,8 @@ if __name__ == "__main__":
     start = time.perf_counter()
     res = ours_big(20_000)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"N=20,000 per domain, no subsampling: {time.perf_counter() - start:.0f} s, "
-          f"peak resident set {peak:.0f} MiB")
+    print(
+        f"N=20,000 per domain, no subsampling: {time.perf_counter() - start:.0f} s, "
+        f"peak resident set {peak:.0f} MiB"
+    )
     print(res.summary())

@@ -171,8 +171,11 @@ def measure_peak(path: Path, index: int, side: str) -> tuple[float, float]:
     start = time.perf_counter()
     fn()
     seconds = time.perf_counter() - start
-    after = (_rss_bytes("VmHWM") if resettable
-             else 1024 * resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    after = (
+        _rss_bytes("VmHWM")
+        if resettable
+        else 1024 * resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    )
     return max(0, after - before), seconds
 
 
@@ -184,8 +187,14 @@ def run_peak_memory(path: Path, index: int, case) -> dict:
         if side == "anchor" and _field(case, "anchor") is None:
             result["anchor_mib"] = None
             continue
-        command = [sys.executable, str(Path(__file__).resolve()), "--measure-peak",
-                   str(path), str(index), side]
+        command = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--measure-peak",
+            str(path),
+            str(index),
+            side,
+        ]
         run = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
         if run.returncode != 0:
             raise RuntimeError(f"peak-memory subprocess for {side} failed:\n{run.stderr}")
@@ -265,8 +274,14 @@ def main(argv=None) -> int:
         )
         lines = ["# Benchmarks", "", context, "", HEADER, *rows, ""]
         if memory_rows:
-            lines += ["Peak memory: growth of the resident set over one call, each side in a "
-                      "fresh process after a warm-up call.", "", MEMORY_HEADER, *memory_rows, ""]
+            lines += [
+                "Peak memory: growth of the resident set over one call, each side in a "
+                "fresh process after a warm-up call.",
+                "",
+                MEMORY_HEADER,
+                *memory_rows,
+                "",
+            ]
         args.output.write_text("\n".join(lines), encoding="utf-8")
         print(f"written to {args.output}")
     return 0

@@ -89,9 +89,7 @@ def _co2() -> str:
     from statsmodels.datasets import co2
 
     frame = co2.load_pandas().data.dropna()
-    frame = pd.DataFrame(
-        {"date": frame.index.strftime("%Y-%m-%d"), "co2": frame["co2"].to_numpy()}
-    )
+    frame = pd.DataFrame({"date": frame.index.strftime("%Y-%m-%d"), "co2": frame["co2"].to_numpy()})
     return _csv_text(frame)
 
 

@@ -183,8 +183,9 @@ def torch_generator(random_state, device=None) -> torch.Generator | None:
     if random_state is None or isinstance(random_state, torch.Generator):
         return random_state
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        seed = check_scalar(random_state, name="random_state", kind=numbers.Integral, low=0,
-                            high=2**64 - 1)
+        seed = check_scalar(
+            random_state, name="random_state", kind=numbers.Integral, low=0, high=2**64 - 1
+        )
         return torch.Generator(device=device if device is not None else "cpu").manual_seed(seed)
     raise TypeError(
         "`random_state` must be None, a non-negative int or a torch.Generator; got "

@@ -51,9 +51,7 @@ def as_float_array(
     try:
         arr = np.array(x, dtype=np.float64, order="C", copy=True)
     except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"`{name}` must be numeric array-like; got {describe(x)} ({exc})"
-        ) from None
+        raise TypeError(f"`{name}` must be numeric array-like; got {describe(x)} ({exc})") from None
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if arr.ndim not in allowed:

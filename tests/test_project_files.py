@@ -21,8 +21,11 @@ def test_readme_quick_start_runs_and_agrees_with_statsmodels(capsys):
     exec(readme_python_blocks()[0], namespace)  # noqa: S102 - the README's own example
     res = namespace["res"]
     data = namespace["sc"].datasets.load("stackloss")
-    ref = sm.GLM(data["STACKLOSS"], sm.add_constant(data["AIRFLOW"].astype(float)),
-                 family=sm.families.Poisson()).fit()
+    ref = sm.GLM(
+        data["STACKLOSS"],
+        sm.add_constant(data["AIRFLOW"].astype(float)),
+        family=sm.families.Poisson(),
+    ).fit()
     # generic BFGS on a finite-difference score vs IRLS: both reach the same optimum, the
     # numerical Hessian's error (~1e-6 relative) bounds the standard-error agreement
     np.testing.assert_allclose(res.params.to_numpy(), ref.params.to_numpy(), rtol=1e-5)

@@ -30,6 +30,7 @@ engel.head()
 # copies of `y` and `X`, term names, the rows kept. Its `fit()` builds a results object from
 # labelled pandas objects once. Here: least squares with the classical covariance.
 
+
 # %%
 class LeastSquares(Model):
     """OLS: beta = (X'X)^-1 X'y, vcov = s^2 (X'X)^-1, t(n - k) reference."""
@@ -234,8 +235,9 @@ print(boot.summary(method="bca"))
 # %%
 from dataclasses import replace  # noqa: E402
 
-boot_res = replace(res, inference="bootstrap", resampling=boot, cov_type="pairs bootstrap",
-                   ci_method="bca")
+boot_res = replace(
+    res, inference="bootstrap", resampling=boot, cov_type="pairs bootstrap", ci_method="bca"
+)
 compare(res, boot_res, names=["classical", "bootstrap"], show="conf_int")
 
 # %%

@@ -73,8 +73,10 @@ ax.legend(frameon=False)
 # %%
 model = QuantReg.from_formula("foodexp ~ income", engel, q=0.5)
 pd.DataFrame(
-    {m: {**model.fit(method=m).params, "objective": model.fit(method=m).objective}
-     for m in ("fn", "highs", "conquer")}
+    {
+        m: {**model.fit(method=m).params, "objective": model.fit(method=m).objective}
+        for m in ("fn", "highs", "conquer")
+    }
 )
 
 # %% [markdown]
@@ -112,8 +114,10 @@ fed.weights[0.5].round(2)
 equal = FederatedQuantReg(design.agents, q=0.5, response="y").fit(scheme="equal")
 median_fed = FederatedQuantReg(design.agents, q=0.5, response="y").fit()
 pooled_rows = pd.concat(
-    [simulate.block_agents(random_state=2026, blocks_by_agent=((0, 1, 2, 3),) * 6)
-     .agents[k] for k in design.agents]
+    [
+        simulate.block_agents(random_state=2026, blocks_by_agent=((0, 1, 2, 3),) * 6).agents[k]
+        for k in design.agents
+    ]
 )
 pooled = QuantReg(pooled_rows["y"], pooled_rows.drop(columns="y"), q=0.5).fit()
 pd.DataFrame(

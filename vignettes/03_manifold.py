@@ -48,10 +48,15 @@ print(Sphere(2).random_point(3, random_state=0))
 # %%
 study = MonteCarloStudy(
     simulate.replicate,
-    {"manifold": ["sphere", "spd", "hyperbolic"],
-     "design": ["iid", "heteroscedastic", "mean_shift"],
-     "test": ["mmdd", "dcov"], "n": 60, "n_resamples": 99},
-    n_rep=40, random_state=3,
+    {
+        "manifold": ["sphere", "spd", "hyperbolic"],
+        "design": ["iid", "heteroscedastic", "mean_shift"],
+        "test": ["mmdd", "dcov"],
+        "n": 60,
+        "n_resamples": 99,
+    },
+    n_rep=40,
+    random_state=3,
 ).run()
 table = study.rejection_rate(alpha=0.05)
 table.pivot_table(index=["manifold", "design"], columns="test", values="estimate")
@@ -62,16 +67,21 @@ table.pivot_table(index=["manifold", "design"], columns="test", values="estimate
 # %%
 by_n = MonteCarloStudy(
     simulate.replicate,
-    {"n": [30, 60, 120], "test": ["mmdd", "dcov"], "design": "heteroscedastic",
-     "n_resamples": 99},
-    n_rep=40, random_state=4,
+    {"n": [30, 60, 120], "test": ["mmdd", "dcov"], "design": "heteroscedastic", "n_resamples": 99},
+    n_rep=40,
+    random_state=4,
 ).run()
 rates = by_n.rejection_rate(alpha=0.05)
 fig, ax = plt.subplots()
 for test, rows in rates.groupby("test"):
-    ax.errorbar(rows["n"], rows["estimate"],
-                yerr=[rows["estimate"] - rows["conf_low"], rows["conf_high"] - rows["estimate"]],
-                marker="o", capsize=3, label=test)
+    ax.errorbar(
+        rows["n"],
+        rows["estimate"],
+        yerr=[rows["estimate"] - rows["conf_low"], rows["conf_high"] - rows["estimate"]],
+        marker="o",
+        capsize=3,
+        label=test,
+    )
 ax.axhline(0.05, color="0.5", lw=1, ls="--")
 ax.set_xlabel("n")
 ax.set_ylabel("rejection rate at alpha = 0.05")

@@ -40,8 +40,12 @@ x_test = torch.tensor(
 
 net = nn.Sequential(
     nn.Flatten(),
-    nn.Linear(64, 64), nn.BatchNorm1d(64), nn.ReLU(),
-    nn.Linear(64, 64), nn.BatchNorm1d(64), nn.ReLU(),
+    nn.Linear(64, 64),
+    nn.BatchNorm1d(64),
+    nn.ReLU(),
+    nn.Linear(64, 64),
+    nn.BatchNorm1d(64),
+    nn.ReLU(),
     nn.Linear(64, 10),
 )
 opt = torch.optim.Adam(net.parameters(), lr=1e-2)

@@ -76,7 +76,7 @@ def final_val_loss(pos, n_train, seed=0, sigmas=None):
         opt.step()
     lm.eval()
     with torch.no_grad():
-        logits = lm(val[:, :-1])[:, WINDOW - 1:]
+        logits = lm(val[:, :-1])[:, WINDOW - 1 :]
         return float(F.cross_entropy(logits.reshape(-1, VOCAB), val[:, WINDOW:].reshape(-1)))
 
 

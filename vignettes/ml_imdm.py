@@ -68,8 +68,10 @@ student = copy.deepcopy(model)
 record = distill_on_couplings(student, eps, x0, steps=3000, lr=3e-3, random_state=3)
 print(record.summary())
 one_step = IMDMSampler(student, 1, greedy=True).sample(20_000, 2, random_state=4)
-print(f"distilled one-step IMDM: validity {pair_validity(one_step):.3f}, marginal entropy "
-      f"{marginal_entropy(one_step, K):.3f} (log K = {math.log(K):.3f})")
+print(
+    f"distilled one-step IMDM: validity {pair_validity(one_step):.3f}, marginal entropy "
+    f"{marginal_entropy(one_step, K):.3f} (log K = {math.log(K):.3f})"
+)
 distilled = [
     pair_validity(IMDMSampler(student, s, greedy=True).sample(20_000, 2, random_state=4))
     for s in steps_grid

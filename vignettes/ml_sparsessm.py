@@ -35,7 +35,7 @@ train, held_out = corpus[:split], corpus[split:]
 def windows(source, n, seed):
     gen = torch.Generator().manual_seed(seed)
     idx = torch.randint(0, len(source) - LENGTH - 1, (n,), generator=gen)
-    return torch.stack([source[i:i + LENGTH + 1] for i in idx])
+    return torch.stack([source[i : i + LENGTH + 1] for i in idx])
 
 
 lm = MambaLM(VOCAB, 16, 2, d_state=8)
@@ -63,6 +63,7 @@ print(f"dense model: validation perplexity {dense:.3f}")
 #
 # Each mixer is pruned in turn, calibrated on its inputs in the already-pruned model (as the
 # authors do). `sparsessm_prune` modifies the mixer in place and returns a `PruningResult`.
+
 
 # %%
 def prune(model, method, sparsity):

@@ -34,9 +34,19 @@ class TinyDenoiser(nn.Module):
     Infinite Mask Diffusion Model (IMDM). arXiv:2605.10518, *ICML 2026*.
     """
 
-    def __init__(self, vocab: int, length: int, d_model: int = 32, hidden: int = 256,
-                 noise_dim: int = 16, noise_type: str = "uniform", *, as_mdlm: bool = False,
-                 device=None, dtype=None):
+    def __init__(
+        self,
+        vocab: int,
+        length: int,
+        d_model: int = 32,
+        hidden: int = 256,
+        noise_dim: int = 16,
+        noise_type: str = "uniform",
+        *,
+        as_mdlm: bool = False,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         factory = {"device": device, "dtype": dtype}
         self.vocab = check_positive_int(vocab, name="vocab", minimum=2)
@@ -44,8 +54,12 @@ class TinyDenoiser(nn.Module):
         d_model = check_positive_int(d_model, name="d_model")
         hidden = check_positive_int(hidden, name="hidden")
         self.embedding = InfiniteMaskEmbedding(
-            nn.Embedding(vocab + 1, d_model, **factory), mask_id=vocab, noise_dim=noise_dim,
-            noise_type=noise_type, as_mdlm=as_mdlm, **factory,
+            nn.Embedding(vocab + 1, d_model, **factory),
+            mask_id=vocab,
+            noise_dim=noise_dim,
+            noise_type=noise_type,
+            as_mdlm=as_mdlm,
+            **factory,
         )
         self.net = nn.Sequential(
             nn.Linear(length * d_model, hidden, **factory),

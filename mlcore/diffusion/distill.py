@@ -51,9 +51,19 @@ def rectified_couplings(teacher: IMDMSampler, n: int, length: int, *, random_sta
 
 
 @renamed_keywords(generator="random_state")
-def distill_on_couplings(student, eps, x0, *, steps: int = 2000, lr: float = 1e-3,
-                         batch_size: int = 256, t=1.0, log_every: int = 100,
-                         random_state=None, progress: bool = False) -> TrainingResult:
+def distill_on_couplings(
+    student,
+    eps,
+    x0,
+    *,
+    steps: int = 2000,
+    lr: float = 1e-3,
+    batch_size: int = 256,
+    t=1.0,
+    log_every: int = 100,
+    random_state=None,
+    progress: bool = False,
+) -> TrainingResult:
     """Fit a student on fixed couplings with the IMDM ELBO, each x0 masked with its own ε.
 
     ``t=1.0`` (default) trains the one-step map from the all-masked sequence and ε to x0;
@@ -100,8 +110,9 @@ def distill_on_couplings(student, eps, x0, *, steps: int = 2000, lr: float = 1e-
     records, start = [], time.perf_counter()
     student.train()
     for step in progress_bar(range(1, steps + 1), enabled=progress, desc="distill_on_couplings"):
-        idx = torch.randint(0, x0.shape[0], (min(batch_size, x0.shape[0]),),
-                            generator=generator, device=x0.device)
+        idx = torch.randint(
+            0, x0.shape[0], (min(batch_size, x0.shape[0]),), generator=generator, device=x0.device
+        )
         loss = imdm_elbo_loss(student, x0[idx], eps=eps[idx], t=t, random_state=generator)
         opt.zero_grad()
         loss.backward()
@@ -109,9 +120,14 @@ def distill_on_couplings(student, eps, x0, *, steps: int = 2000, lr: float = 1e-
         if step % log_every == 0 or step == steps:
             records.append({"step": step, "loss": loss.detach()})
     return budget_result(
-        records, method="IMDM distillation on rectified couplings", nobs=int(x0.shape[0]),
-        wall_time_s=time.perf_counter() - start, device=x0.device,
-        function="distill_on_couplings", n_iter=steps, maxiter=steps,
+        records,
+        method="IMDM distillation on rectified couplings",
+        nobs=int(x0.shape[0]),
+        wall_time_s=time.perf_counter() - start,
+        device=x0.device,
+        function="distill_on_couplings",
+        n_iter=steps,
+        maxiter=steps,
         criterion=f"training loss after a fixed budget of {steps} steps",
         remedy="lower `lr` or check the couplings",
     )

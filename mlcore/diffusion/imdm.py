@@ -48,16 +48,30 @@ class InfiniteMaskEmbedding(nn.Module):
     ``models/dit.py::EmbeddingLayer``).
     """
 
-    def __init__(self, base_embedding: nn.Embedding, mask_id: int, noise_dim: int = 16,
-                 noise_type: str = "uniform", noise_scale: float = 1.0, *, as_mdlm: bool = False,
-                 device=None, dtype=None):
+    def __init__(
+        self,
+        base_embedding: nn.Embedding,
+        mask_id: int,
+        noise_dim: int = 16,
+        noise_type: str = "uniform",
+        noise_scale: float = 1.0,
+        *,
+        as_mdlm: bool = False,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         if not isinstance(base_embedding, nn.Embedding):
             raise TypeError(
                 f"`base_embedding` must be an nn.Embedding; got {type(base_embedding).__name__}"
             )
-        self.mask_id = check_scalar(mask_id, name="mask_id", kind=numbers.Integral, low=0,
-                                    high=base_embedding.num_embeddings - 1)
+        self.mask_id = check_scalar(
+            mask_id,
+            name="mask_id",
+            kind=numbers.Integral,
+            low=0,
+            high=base_embedding.num_embeddings - 1,
+        )
         self.noise_dim = check_positive_int(noise_dim, name="noise_dim")
         self.noise_type = check_option(noise_type, name="noise_type", options=NOISE_TYPES)
         self.noise_scale = check_positive(noise_scale, name="noise_scale")
@@ -73,8 +87,7 @@ class InfiniteMaskEmbedding(nn.Module):
         nn.init.zeros_(self.noise_net[2].weight)
 
     @renamed_keywords(generator="random_state")
-    def sample_noise(self, batch: int, length: int, *, random_state=None, device=None,
-                     dtype=None):
+    def sample_noise(self, batch: int, length: int, *, random_state=None, device=None, dtype=None):
         """Draw ε of shape (batch, length, noise_dim).
 
         ``random_state``: None (torch's global generator), an int seed or a torch.Generator.
@@ -131,8 +144,16 @@ def _mask_embedding(denoiser) -> InfiniteMaskEmbedding:
 
 
 @renamed_keywords(generator="random_state")
-def imdm_elbo_loss(denoiser, x0: torch.Tensor, *, eps=None, t=None, t_min: float = 1e-3,
-                   random_state=None, reduction: str = "mean") -> torch.Tensor:
+def imdm_elbo_loss(
+    denoiser,
+    x0: torch.Tensor,
+    *,
+    eps=None,
+    t=None,
+    t_min: float = 1e-3,
+    random_state=None,
+    reduction: str = "mean",
+) -> torch.Tensor:
     r"""IMDM's (= MDLM's) continuous-time negative ELBO on clean sequences ``x0``.
 
     Draws :math:`t \sim U[t_{min}, 1]` per sequence (unless given), masks each token with
@@ -238,8 +259,16 @@ class IMDMSampler:
     ``algo.py::_compute_posterior``).
     """
 
-    def __init__(self, denoiser, steps: int, *, posterior: str = "imdm",
-                 persistent_eps: bool = True, reset: bool = True, greedy: bool = False):
+    def __init__(
+        self,
+        denoiser,
+        steps: int,
+        *,
+        posterior: str = "imdm",
+        persistent_eps: bool = True,
+        reset: bool = True,
+        greedy: bool = False,
+    ):
         self.embedding = _mask_embedding(denoiser)
         self.denoiser = denoiser
         self.steps = check_positive_int(steps, name="steps")

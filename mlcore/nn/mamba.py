@@ -108,18 +108,18 @@ def selective_scan_chunked(u, delta, A, B, C, D=None, *, mask=None, chunk: int =
     h0 = u.new_zeros(batch, d_inner, d_state, 1)
     states = []
     for start in range(0, length, chunk):
-        a = log_a[..., start:start + chunk]
+        a = log_a[..., start : start + chunk]
         c = a.shape[-1]
         strict = torch.ones(c, c, dtype=torch.bool, device=u.device).tril(-1)
         # seg[t, s] = sum_{r = s+1}^{t} a_r: cumulative sum down the rows of a masked copy
         seg = (a.unsqueeze(-2) * strict.T.to(a.dtype)).transpose(-1, -2)
         seg = seg.masked_fill(~strict, 0.0).cumsum(dim=-2)
         seg = seg.masked_fill(~torch.ones_like(strict).tril(), float("-inf"))
-        h = torch.exp(seg) @ inputs[..., start:start + c].unsqueeze(-1)
+        h = torch.exp(seg) @ inputs[..., start : start + c].unsqueeze(-1)
         h = h.squeeze(-1) + torch.exp(a.cumsum(-1)) * h0
         if mask is not None:
             cut = ~mask.to(torch.bool).unsqueeze(-1)
-            h = torch.where(cut, inputs[..., start:start + c], h)
+            h = torch.where(cut, inputs[..., start : start + c], h)
         states.append(h)
         h0 = h[..., -1:]
     h = torch.cat(states, dim=-1)  # (b, d, n, L)
@@ -197,8 +197,18 @@ class MambaBlock(nn.Module):
     torch.Size([2, 5, 8])
     """
 
-    def __init__(self, d_model: int, d_state: int = 16, expand: int = 2, d_conv: int = 4,
-                 dt_rank="auto", *, scan: str = "sequential", device=None, dtype=None):
+    def __init__(
+        self,
+        d_model: int,
+        d_state: int = 16,
+        expand: int = 2,
+        d_conv: int = 4,
+        dt_rank="auto",
+        *,
+        scan: str = "sequential",
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         factory = {"device": device, "dtype": dtype}
         self.scan = check_option(scan, name="scan", options=SCANS)
@@ -208,12 +218,14 @@ class MambaBlock(nn.Module):
         self.d_conv = check_positive_int(d_conv, name="d_conv")
         self.d_inner = self.expand * self.d_model
         self.dt_rank = (
-            math.ceil(self.d_model / 16) if dt_rank == "auto"
+            math.ceil(self.d_model / 16)
+            if dt_rank == "auto"
             else check_positive_int(dt_rank, name="dt_rank")
         )
         self.in_proj = nn.Linear(d_model, 2 * self.d_inner, bias=False, **factory)
-        self.conv1d = nn.Conv1d(self.d_inner, self.d_inner, d_conv, groups=self.d_inner,
-                                padding=d_conv - 1, **factory)
+        self.conv1d = nn.Conv1d(
+            self.d_inner, self.d_inner, d_conv, groups=self.d_inner, padding=d_conv - 1, **factory
+        )
         self.x_proj = nn.Linear(self.d_inner, self.dt_rank + 2 * d_state, bias=False, **factory)
         self.dt_proj = nn.Linear(self.dt_rank, self.d_inner, **factory)
         # S4D-real initialisation A = -(1, 2, ..., N) per channel, as in Mamba
@@ -253,8 +265,18 @@ class MambaLM(nn.Module):
     spaces. *COLM 2024*.
     """
 
-    def __init__(self, vocab: int, d_model: int, n_layers: int, d_state: int = 16,
-                 expand: int = 2, d_conv: int = 4, *, device=None, dtype=None):
+    def __init__(
+        self,
+        vocab: int,
+        d_model: int,
+        n_layers: int,
+        d_state: int = 16,
+        expand: int = 2,
+        d_conv: int = 4,
+        *,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         factory = {"device": device, "dtype": dtype}
         self.vocab = check_positive_int(vocab, name="vocab", minimum=2)

@@ -146,14 +146,16 @@ class RotaryEmbedding(nn.Module):
 
     n_heads = None
 
-    def __init__(self, head_dim: int, theta: float = 1e4, pairing: str = "half", *,
-                 device=None, dtype=None):
+    def __init__(
+        self, head_dim: int, theta: float = 1e4, pairing: str = "half", *, device=None, dtype=None
+    ):
         super().__init__()
         self.head_dim = _check_head_dim(head_dim)
         self.theta = check_positive(theta, name="theta")
         self.pairing = check_option(pairing, name="pairing", options=PAIRINGS)
         self.register_buffer(
-            "inv_freq", rope_frequencies(head_dim, theta, device=device, dtype=dtype),
+            "inv_freq",
+            rope_frequencies(head_dim, theta, device=device, dtype=dtype),
             persistent=False,
         )
 
@@ -254,8 +256,18 @@ class HIPERotaryEmbedding(RotaryEmbedding):
     1.0
     """
 
-    def __init__(self, head_dim: int, n_heads: int, sigmas, decay: str = "gaussian",
-                 theta: float = 1e4, pairing: str = "half", *, device=None, dtype=None):
+    def __init__(
+        self,
+        head_dim: int,
+        n_heads: int,
+        sigmas,
+        decay: str = "gaussian",
+        theta: float = 1e4,
+        pairing: str = "half",
+        *,
+        device=None,
+        dtype=None,
+    ):
         super().__init__(head_dim, theta, pairing, device=device, dtype=dtype)
         self.n_heads = check_positive_int(n_heads, name="n_heads")
         sigmas = _check_sigmas(sigmas)

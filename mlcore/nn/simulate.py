@@ -8,8 +8,9 @@ import torch
 from statcore._validation import check_positive_int, check_random_state, check_scalar
 
 
-def local_copy_sequences(n, length, vocab, window, noise=0.1, random_state=None, *,
-                         device=None) -> torch.Tensor:
+def local_copy_sequences(
+    n, length, vocab, window, noise=0.1, random_state=None, *, device=None
+) -> torch.Tensor:
     """Sequences whose next token copies one of the previous ``window`` tokens.
 
     The first ``window`` tokens are uniform; then, with probability ``1 - noise``, token ``t``

@@ -82,9 +82,22 @@ class TinyTransformer(nn.Module):
     torch.Size([3, 7, 11])
     """
 
-    def __init__(self, vocab: int, d_model: int, n_layers: int, n_heads: int, pos: str = "rope",
-                 *, sigmas=None, decay: str = "gaussian", theta: float = 1e4, max_len: int = 512,
-                 dropout: float = 0.0, device=None, dtype=None):
+    def __init__(
+        self,
+        vocab: int,
+        d_model: int,
+        n_layers: int,
+        n_heads: int,
+        pos: str = "rope",
+        *,
+        sigmas=None,
+        decay: str = "gaussian",
+        theta: float = 1e4,
+        max_len: int = 512,
+        dropout: float = 0.0,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         factory = {"device": device, "dtype": dtype}
         self.vocab = check_positive_int(vocab, name="vocab", minimum=2)
@@ -128,14 +141,14 @@ class TinyTransformer(nn.Module):
         x = self.embed(ids)
         if self.pos_embed is not None:
             if ids.shape[1] > self.max_len:
-                raise ValueError(
-                    f"sequence length {ids.shape[1]} exceeds max_len={self.max_len}"
-                )
+                raise ValueError(f"sequence length {ids.shape[1]} exceeds max_len={self.max_len}")
             x = x + self.pos_embed(torch.arange(ids.shape[1], device=ids.device))
         for block in self.blocks:
             x = block(x, positions)
         return self.head(self.norm(x))
 
     def extra_repr(self) -> str:
-        return f"vocab={self.vocab}, d_model={self.d_model}, n_layers={self.n_layers}, " \
+        return (
+            f"vocab={self.vocab}, d_model={self.d_model}, n_layers={self.n_layers}, "
             f"n_heads={self.n_heads}, pos={self.pos!r}"
+        )

@@ -32,15 +32,15 @@ def _flat_inputs(layer, inputs):
         )
     if inputs.shape[-1] != layer.in_features:
         raise ValueError(
-            f"`inputs` must end in in_features={layer.in_features}; got shape "
-            f"{tuple(inputs.shape)}"
+            f"`inputs` must end in in_features={layer.in_features}; got shape {tuple(inputs.shape)}"
         )
     return inputs.detach().reshape(-1, layer.in_features).to(layer.weight.device, torch.float64)
 
 
 @torch.no_grad()
-def sparsegpt_prune_linear(layer, inputs, sparsity: float = 0.5, nm=None, *,
-                           blocksize: int = 128, percdamp: float = 0.01) -> PruningResult:
+def sparsegpt_prune_linear(
+    layer, inputs, sparsity: float = 0.5, nm=None, *, blocksize: int = 128, percdamp: float = 0.01
+) -> PruningResult:
     r"""SparseGPT: prune a linear layer in one shot with optimal-brain-surgeon weight updates.
 
     With the layer-wise Hessian :math:`H = 2 X^\top X / n` (damped by ``percdamp`` times its
@@ -108,8 +108,12 @@ def sparsegpt_prune_linear(layer, inputs, sparsity: float = 0.5, nm=None, *,
     W[~keep] = 0.0
     layer.weight.copy_(W.to(layer.weight.dtype))
     return PruningResult(
-        method="SparseGPT", nobs=x.shape[0], mask=as_numpy(keep), scores=as_numpy(scores),
-        target_sparsity=nm[0] / nm[1] if nm else sparsity, structure=structure_name(nm),
+        method="SparseGPT",
+        nobs=x.shape[0],
+        mask=as_numpy(keep),
+        scores=as_numpy(scores),
+        target_sparsity=nm[0] / nm[1] if nm else sparsity,
+        structure=structure_name(nm),
     )
 
 
@@ -134,8 +138,12 @@ def wanda_prune_linear(layer, inputs, sparsity: float = 0.5, nm=None) -> Pruning
     keep = nm_mask(scores, *nm) if nm is not None else row_lowest_mask(scores, sparsity)
     layer.weight.masked_fill_(~keep, 0.0)
     return PruningResult(
-        method="Wanda", nobs=x.shape[0], mask=as_numpy(keep), scores=as_numpy(scores),
-        target_sparsity=nm[0] / nm[1] if nm else sparsity, structure=structure_name(nm),
+        method="Wanda",
+        nobs=x.shape[0],
+        mask=as_numpy(keep),
+        scores=as_numpy(scores),
+        target_sparsity=nm[0] / nm[1] if nm else sparsity,
+        structure=structure_name(nm),
     )
 
 
@@ -179,7 +187,10 @@ def magnitude_prune(target, sparsity: float = 0.5, nm=None) -> PruningResult:
     else:
         weight.masked_fill_(~keep, 0.0)
     return PruningResult(
-        method="Magnitude", mask=as_numpy(keep), scores=as_numpy(scores),
-        target_sparsity=nm[0] / nm[1] if nm else sparsity, structure=structure_name(nm),
+        method="Magnitude",
+        mask=as_numpy(keep),
+        scores=as_numpy(scores),
+        target_sparsity=nm[0] / nm[1] if nm else sparsity,
+        structure=structure_name(nm),
         parameter=name,
     )

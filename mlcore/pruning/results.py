@@ -19,8 +19,12 @@ def _plot_scores(results, ax=None, **kwargs):
         raise ValueError("this result has no scores to plot")
     scores = np.atleast_2d(results.scores)
     shown = np.log10(np.maximum(scores, np.finfo(float).tiny))
-    image = ax.imshow(np.where(np.atleast_2d(results.mask), shown, np.nan), aspect="auto",
-                      interpolation="nearest", **kwargs)
+    image = ax.imshow(
+        np.where(np.atleast_2d(results.mask), shown, np.nan),
+        aspect="auto",
+        interpolation="nearest",
+        **kwargs,
+    )
     ax.figure.colorbar(image, ax=ax, label="log10 score (kept entries)")
     ax.set_xlabel("column")
     ax.set_ylabel("row")
@@ -74,16 +78,20 @@ class PruningResult(Results):
     def glance(self) -> pd.DataFrame:
         """One row: ``method, parameter, structure, n_params, n_pruned, sparsity,
         target_sparsity``."""
-        return pd.DataFrame([{
-            "method": self.method,
-            "parameter": self.parameter,
-            "structure": self.structure,
-            "n_params": self.n_params,
-            "n_pruned": self.n_pruned,
-            "sparsity": self.sparsity,
-            "target_sparsity": self.target_sparsity,
-            "nobs": self.nobs,
-        }])
+        return pd.DataFrame(
+            [
+                {
+                    "method": self.method,
+                    "parameter": self.parameter,
+                    "structure": self.structure,
+                    "n_params": self.n_params,
+                    "n_pruned": self.n_pruned,
+                    "sparsity": self.sparsity,
+                    "target_sparsity": self.target_sparsity,
+                    "nobs": self.nobs,
+                }
+            ]
+        )
 
     def tidy(self) -> pd.DataFrame:
         """One row per weight row: ``row, n_kept, n_pruned, mean_score_kept,

@@ -15,8 +15,15 @@ from statcore._validation import check_option, check_positive, check_positive_in
 TIME_WEIGHTS = ("power", "discount", "linear", "window", "uniform")
 
 
-def time_weights(length: int, mode: str = "power", *, gamma: float = 0.9, k_frac: float = 0.25,
-                 power: float = 1.0, device=None) -> torch.Tensor:
+def time_weights(
+    length: int,
+    mode: str = "power",
+    *,
+    gamma: float = 0.9,
+    k_frac: float = 0.25,
+    power: float = 1.0,
+    device=None,
+) -> torch.Tensor:
     r"""SparseSSM's weights :math:`w_t` for aggregating per-step saliencies (they sum to 1).
 
     ``power``: :math:`(t+1)^{-p}` (the authors' default); ``discount``: :math:`\gamma^t`;
@@ -109,9 +116,18 @@ def _check_structure(structure, d_state):
     return check_nm(structure, name="structure", width=d_state)
 
 
-def sparsessm_prune(mixer, calib_inputs, sparsity: float = 0.5, time_weight: str = "power",
-                    structure=None, *, gamma: float = 0.9, k_frac: float = 0.25,
-                    power: float = 1.0, batch_size: int = 8) -> PruningResult:
+def sparsessm_prune(
+    mixer,
+    calib_inputs,
+    sparsity: float = 0.5,
+    time_weight: str = "power",
+    structure=None,
+    *,
+    gamma: float = 0.9,
+    k_frac: float = 0.25,
+    power: float = 1.0,
+    batch_size: int = 8,
+) -> PruningResult:
     r"""SparseSSM: prune a Mamba mixer's state matrix in one shot, from calibration data.
 
     With a diagonal-Hessian optimal-brain-surgeon approximation of the layer-wise loss, the
@@ -166,8 +182,9 @@ def sparsessm_prune(mixer, calib_inputs, sparsity: float = 0.5, time_weight: str
     check_option(time_weight, name="time_weight", options=TIME_WEIGHTS)
     stats = ssm_statistics(mixer, calib_inputs, batch_size=batch_size)
     length = stats["h2"].shape[0]
-    w = time_weights(length, time_weight, gamma=gamma, k_frac=k_frac, power=power,
-                     device=stats["h2"].device)
+    w = time_weights(
+        length, time_weight, gamma=gamma, k_frac=k_frac, power=power, device=stats["h2"].device
+    )
     metric = stats["deltaA"] ** 2 * stats["h2"]  # (length, d_inner, d_state)
     scores = torch.einsum("t,tdn->dn", w, metric)
     if structure is None:

@@ -194,8 +194,7 @@ class CONGA(LRScheduler):
             )
         if self.n_classes is not None and logits.shape[1] != self.n_classes:
             raise ValueError(
-                f"`logits` has {logits.shape[1]} classes, but earlier batches had "
-                f"{self.n_classes}"
+                f"`logits` has {logits.shape[1]} classes, but earlier batches had {self.n_classes}"
             )
         logits = logits.detach()
         if not torch.isfinite(logits).all():
@@ -320,8 +319,12 @@ class CONGA(LRScheduler):
         converged (formerly ``trace()``, which still works with a ``FutureWarning``).
         """
         return budget_result(
-            self.records, method=method, nobs=self.n_observed,
-            function="CONGA.step", n_iter=len(self.records), maxiter=None,
+            self.records,
+            method=method,
+            nobs=self.n_observed,
+            function="CONGA.step",
+            n_iter=len(self.records),
+            maxiter=None,
             criterion="observed batch mean entropy; the caller's loop sets the steps (no tol)",
             remedy="check the adapted model's logits",
             # NaN marks a step() without a new observe(); observed entropies are finite

@@ -133,8 +133,8 @@ class Tent(nn.Module):
                 "`optimizer(params)` must return a torch.optim.Optimizer; got "
                 f"{type(self.optimizer).__name__}"
             )
-        self.scheduler = None if self._make_scheduler is None else self._make_scheduler(
-            self.optimizer
+        self.scheduler = (
+            None if self._make_scheduler is None else self._make_scheduler(self.optimizer)
         )
         self.history = []
 
@@ -175,7 +175,10 @@ class Tent(nn.Module):
         if not self.history:
             raise ValueError("Tent has not adapted on any batch yet; call it on a batch first")
         return budget_result(
-            self.history, method=method, function="Tent.forward", n_iter=len(self.history),
+            self.history,
+            method=method,
+            function="Tent.forward",
+            n_iter=len(self.history),
             maxiter=None,
             criterion="batch mean entropy; the caller's stream sets the steps (no tol)",
             remedy="lower `lr` or use a schedule such as CONGA",

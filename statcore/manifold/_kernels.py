@@ -90,8 +90,9 @@ def centred_product_sum(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag):
         for k in range(ch, n, chunks):
             for c0 in range(k, n, _CHUNK):
                 cols = min(_CHUNK, n - c0)
-                _product_row(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, k, c0,
-                             row[:cols])
+                _product_row(
+                    XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, k, c0, row[:cols]
+                )
                 for l in range(cols):
                     acc[l] += row[l]
                 if c0 == k:
@@ -107,8 +108,20 @@ def centred_product_block(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag,
     rows, cols = out.shape
     for i in prange(rows):
         for s0 in range(0, cols, _CHUNK):
-            _product_row(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, r0 + i,
-                         c0 + s0, out[i, s0 : min(cols, s0 + _CHUNK)])
+            _product_row(
+                XT,
+                VT,
+                a_row,
+                a_tot,
+                b_row,
+                b_tot,
+                c1,
+                c2,
+                keep_diag,
+                r0 + i,
+                c0 + s0,
+                out[i, s0 : min(cols, s0 + _CHUNK)],
+            )
     return out
 
 
@@ -169,12 +182,18 @@ def _sorted_block(x, order, V, r, s, d, c1, c2, a_tot, b_tot, E, b0, w, out):
         e_r = lo_r[0, c]
         # A^ forms: z' A z is twice its one-sided pass
         e_e = 2.0 * form[0, c] - 2.0 * c1 * e_r * e_sum + c2 * a_tot * e_sum * e_sum
-        w_e = (form[m + 1, c] - c1 * (lo_r[m + 1, c] * e_sum + lo[m + 1, c] * e_r)
-               + c2 * a_tot * lo[m + 1, c] * e_sum)
+        w_e = (
+            form[m + 1, c]
+            - c1 * (lo_r[m + 1, c] * e_sum + lo[m + 1, c] * e_r)
+            + c2 * a_tot * lo[m + 1, c] * e_sum
+        )
         total = c2 * b_tot * e_e - 2.0 * c1 * w_e - diag[c]
         for j in range(1, m + 1):
-            total -= (2.0 * form[j, c] - 2.0 * c1 * lo_r[j, c] * lo[j, c]
-                      + c2 * a_tot * lo[j, c] * lo[j, c])
+            total -= (
+                2.0 * form[j, c]
+                - 2.0 * c1 * lo_r[j, c] * lo[j, c]
+                + c2 * a_tot * lo[j, c] * lo[j, c]
+            )
         out[b0 + c] = total
 
 

@@ -141,9 +141,7 @@ def frechet_mean(
     tol = check_positive(tol, name="tol")
     manifold.check_mean_domain(Y)
     start = manifold.initial_mean(Y) if init is None else manifold.check_point(init, name="init")
-    mean, grad_norm, variance, n_iter, stalled, history = _karcher(
-        Y, manifold, start, maxiter, tol
-    )
+    mean, grad_norm, variance, n_iter, stalled, history = _karcher(Y, manifold, start, maxiter, tol)
     record = IterationRecord.from_run(
         function="frechet_mean",
         n_iter=n_iter,

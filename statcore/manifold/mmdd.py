@@ -59,6 +59,7 @@ _MAX_EIGEN_N = 1000
 #: Largest n for dcov_test, which holds two n x n distance matrices.
 _MAX_DCOV_N = 12_000
 
+
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
 class MMDDTestResult(TestResult):
     """A :class:`~statcore.results.TestResult` that also keeps the base point of the tangent
@@ -92,8 +93,15 @@ class _Centred:
     def args(self):
         """The arguments of the general kernels (``X`` and ``V`` transposed)."""
         return (
-            np.ascontiguousarray(self.X.T), np.ascontiguousarray(self.V.T), self.a_row,
-            self.a_tot, self.b_row, self.b_tot, self.c1, self.c2, self.keep_diag,
+            np.ascontiguousarray(self.X.T),
+            np.ascontiguousarray(self.V.T),
+            self.a_row,
+            self.a_tot,
+            self.b_row,
+            self.b_tot,
+            self.c1,
+            self.c2,
+            self.keep_diag,
         )
 
     def diagonal(self) -> np.ndarray:
@@ -101,8 +109,11 @@ class _Centred:
         if self.keep_diag:
             return np.zeros(self.n)
         diag_a = -2.0 * self.c1 * self.a_row + self.c2 * self.a_tot
-        diag_b = (-np.einsum("ij,ij->i", self.V, self.V) - 2.0 * self.c1 * self.b_row
-                  + self.c2 * self.b_tot)
+        diag_b = (
+            -np.einsum("ij,ij->i", self.V, self.V)
+            - 2.0 * self.c1 * self.b_row
+            + self.c2 * self.b_tot
+        )
         return diag_a * diag_b
 
     def sorted_args(self):
@@ -110,8 +121,16 @@ class _Centred:
         the multipliers and the block width."""
         o = self.order
         return (
-            self.x_sorted, o, np.ascontiguousarray(self.V[o]), self.a_row[o], self.b_row[o],
-            self.diagonal()[o], self.c1, self.c2, self.a_tot, self.b_tot,
+            self.x_sorted,
+            o,
+            np.ascontiguousarray(self.V[o]),
+            self.a_row[o],
+            self.b_row[o],
+            self.diagonal()[o],
+            self.c1,
+            self.c2,
+            self.a_tot,
+            self.b_tot,
         )
 
 
@@ -253,7 +272,7 @@ class _BootstrapBatch:
     def __call__(self, task) -> np.ndarray:
         n = self.centred.n
         if len(task) == 1:
-            (seed, size), = task
+            ((seed, size),) = task
             E = _multipliers(np.random.default_rng(seed), self.multiplier, (n, size))
         else:
             # filled batch by batch, so that at most one batch is held twice
@@ -261,7 +280,8 @@ class _BootstrapBatch:
             start = 0
             for seed, size in task:
                 E[:, start : start + size] = _multipliers(
-                    np.random.default_rng(seed), self.multiplier, (n, size))
+                    np.random.default_rng(seed), self.multiplier, (n, size)
+                )
                 start += size
         return _quadratic_forms(self.centred, E) / (n - 3)
 
@@ -280,7 +300,10 @@ def _wild_bootstrap(c: _Centred, n_resamples, multiplier, rng, backend, progress
     tasks = [tuple(batches[i : i + per_task]) for i in range(0, len(batches), per_task)]
     with borrowed_backend(backend) as runner:
         parts = runner.map(
-            _BootstrapBatch(c, multiplier), tasks, progress=progress, desc="MMDD wild bootstrap",
+            _BootstrapBatch(c, multiplier),
+            tasks,
+            progress=progress,
+            desc="MMDD wild bootstrap",
         )
     return np.concatenate(parts)
 
@@ -446,8 +469,12 @@ def mmdd_test(
     name = "MMDD test of conditional mean independence"
     null = "E[Log_mu(Y) | X] = 0 (conditional mean independence)"
     common = dict(
-        nobs=n, alternative="greater", null_hypothesis=null, base_point=base_point,
-        manifold=manifold, random_state_used=_seed_used(random_state),
+        nobs=n,
+        alternative="greater",
+        null_hypothesis=null,
+        base_point=base_point,
+        manifold=manifold,
+        random_state_used=_seed_used(random_state),
     )
     if np.ptp(X, axis=0).max() == 0:
         return MMDDTestResult.not_applicable(name, "`X` is constant", **common)
@@ -469,8 +496,14 @@ def mmdd_test(
             notes += (f"eigenvalues estimated on a random subsample of {used} points",)
     pvalue = (1.0 + np.count_nonzero(draws >= statistic)) / (n_resamples + 1.0)
     return MMDDTestResult(
-        method=name, statistic=float(statistic), pvalue=float(pvalue), distribution=distribution,
-        null_distribution=draws, estimate=float(estimate), n_resamples=n_resamples, notes=notes,
+        method=name,
+        statistic=float(statistic),
+        pvalue=float(pvalue),
+        distribution=distribution,
+        null_distribution=draws,
+        estimate=float(estimate),
+        n_resamples=n_resamples,
+        notes=notes,
         **common,
     )
 
@@ -494,9 +527,7 @@ def _pairwise(manifold: Manifold, Y) -> np.ndarray:
     return 0.5 * (D + D.T)
 
 
-def dcov_test(
-    Y, X, manifold: Manifold, *, n_resamples: int = 999, random_state=None
-) -> TestResult:
+def dcov_test(Y, X, manifold: Manifold, *, n_resamples: int = 999, random_state=None) -> TestResult:
     """Permutation test of independence of ``Y`` and ``X`` by geodesic distance covariance.
 
     The statistic is ``n dCov^2_n = n^-1 sum_kl A^_kl D^_kl`` with double-centred Euclidean
@@ -541,7 +572,9 @@ def dcov_test(
         )
     name = "Geodesic distance covariance permutation test"
     common = dict(
-        nobs=n, alternative="greater", null_hypothesis="Y and X are independent",
+        nobs=n,
+        alternative="greater",
+        null_hypothesis="Y and X are independent",
         random_state_used=_seed_used(random_state),
     )
     if np.ptp(X, axis=0).max() == 0:
@@ -553,7 +586,12 @@ def dcov_test(
     draws = _kernels.permuted_product_sums(A, B, perms) / n
     pvalue = (1.0 + np.count_nonzero(draws >= statistic * (1 - 1e-12))) / (n_resamples + 1.0)
     return TestResult(
-        method=name, statistic=statistic, pvalue=float(pvalue),
-        distribution="permutation", null_distribution=draws, n_resamples=n_resamples,
-        estimate=statistic / n, **common,
+        method=name,
+        statistic=statistic,
+        pvalue=float(pvalue),
+        distribution="permutation",
+        null_distribution=draws,
+        n_resamples=n_resamples,
+        estimate=statistic / n,
+        **common,
     )

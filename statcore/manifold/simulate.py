@@ -49,9 +49,7 @@ def make_manifold(manifold: str) -> Manifold:
 def centre(manifold: str) -> np.ndarray:
     """The design's centre ``mu0``: north pole, identity matrix, or hyperboloid origin."""
     name = check_option(manifold, name="manifold", options=MANIFOLDS)
-    return {"sphere": np.array([0.0, 0.0, 1.0]), "spd": np.eye(2), "hyperbolic": np.eye(3)[0]}[
-        name
-    ]
+    return {"sphere": np.array([0.0, 0.0, 1.0]), "spd": np.eye(2), "hyperbolic": np.eye(3)[0]}[name]
 
 
 def draw(
@@ -143,8 +141,9 @@ def replicate(
     Y, X = draw(manifold, design, n, beta=beta, sigma=sigma, random_state=rng)
     space = make_manifold(manifold)
     if test == "mmdd":
-        res = mmdd_test(Y, X, space, n_resamples=n_resamples, multiplier=multiplier,
-                        random_state=rng)
+        res = mmdd_test(
+            Y, X, space, n_resamples=n_resamples, multiplier=multiplier, random_state=rng
+        )
     else:
         res = dcov_test(Y, X, space, n_resamples=n_resamples, random_state=rng)
     return {"statistic": res.statistic, "pvalue": res.pvalue}

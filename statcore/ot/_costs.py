@@ -118,15 +118,30 @@ class PointCost:
     def plan_sums(self, fa, gb, eps, aux=None, want_plan=False):
         """As :func:`blocked_plan_sums`, in one matrix-free pass when ``aux`` is a
         :class:`PointCost` on the same pairs (or None)."""
-        if aux is not None and not (isinstance(aux, PointCost) and aux.n == self.n
-                                    and aux.m == self.m):
+        if aux is not None and not (
+            isinstance(aux, PointCost) and aux.n == self.n and aux.m == self.m
+        ):
             return blocked_plan_sums(self, fa, gb, eps, aux, want_plan)
         blocks = min(PLAN_BLOCKS, self.n)
         sums, cols = np.empty((self.n, 3)), np.zeros((blocks, self.m))
         plan = np.empty((self.n, self.m)) if want_plan else np.empty((0, self.m))
         ax, ayt, acode = (self.x, self.yt, 0) if aux is None else (aux.x, aux.yt, aux.code)
-        _kernels.plan_points(self.x, self.yt, self.code, ax, ayt, acode, aux is not None,
-                             fa, gb, eps, sums, cols, plan, want_plan)
+        _kernels.plan_points(
+            self.x,
+            self.yt,
+            self.code,
+            ax,
+            ayt,
+            acode,
+            aux is not None,
+            fa,
+            gb,
+            eps,
+            sums,
+            cols,
+            plan,
+            want_plan,
+        )
         return sums, cols.sum(axis=0), plan if want_plan else None
 
     def max_cost(self) -> float:

@@ -259,8 +259,7 @@ def softmin_dense_parallel(cost, h, eps, out):
 
 
 @njit
-def _plan_row(buf, aux, use_aux, fa_i, gb, eps, values, weights, powers, cols, plan_row,
-              want_plan):
+def _plan_row(buf, aux, use_aux, fa_i, gb, eps, values, weights, powers, cols, plan_row, want_plan):
     """Sums over one row of the plan ``P_ij = exp((fa_i + gb_j - C_ij) / eps)``, ``C_i. = buf``.
 
     Returns ``(sum_j P_ij, sum_j P_ij C_ij, sum_j P_ij aux_ij)``, adds ``P_i.`` into ``cols``
@@ -296,8 +295,9 @@ def _plan_row(buf, aux, use_aux, fa_i, gb, eps, values, weights, powers, cols, p
 
 
 @njit
-def _plan_points_rows(x, yt, code, ax, ayt, acode, use_aux, fa, gb, eps, out, cols, plan,
-                      want_plan, start, stop):
+def _plan_points_rows(
+    x, yt, code, ax, ayt, acode, use_aux, fa, gb, eps, out, cols, plan, want_plan, start, stop
+):
     m = yt.shape[1]
     buf, aux, values, weights = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
     powers = np.empty(m, np.int64)
@@ -328,8 +328,24 @@ def plan_points(x, yt, code, ax, ayt, acode, use_aux, fa, gb, eps, out, cols, pl
     for block in prange(n_blocks):
         start, stop = min(n, block * size), min(n, (block + 1) * size)
         rows = plan[start:stop] if want_plan else plan[:0]
-        _plan_points_rows(x, yt, code, ax, ayt, acode, use_aux, fa, gb, eps, out, cols[block],
-                          rows, want_plan, start, stop)
+        _plan_points_rows(
+            x,
+            yt,
+            code,
+            ax,
+            ayt,
+            acode,
+            use_aux,
+            fa,
+            gb,
+            eps,
+            out,
+            cols[block],
+            rows,
+            want_plan,
+            start,
+            stop,
+        )
 
 
 @njit

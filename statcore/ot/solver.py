@@ -350,8 +350,19 @@ def sinkhorn(
         )
         label = "Sinkhorn (log domain)"
     return _result(
-        provider, a, b, f, g, epsilon, method=label, want_plan=True,
-        function="sinkhorn", n_iter=n_iter, maxiter=maxiter, tol=tol, met=converged,
+        provider,
+        a,
+        b,
+        f,
+        g,
+        epsilon,
+        method=label,
+        want_plan=True,
+        function="sinkhorn",
+        n_iter=n_iter,
+        maxiter=maxiter,
+        tol=tol,
+        met=converged,
     )
 
 
@@ -424,9 +435,19 @@ def sinkhorn_points(
     f, g, _, n_iter, converged = solve_potentials(provider, a, b, epsilon, **options)
     name = metric if isinstance(metric, str) else "custom"
     return _result(
-        provider, a, b, f, g, epsilon, method=f"Sinkhorn ({name} cost)", want_plan=want_plan,
-        function="sinkhorn_points", n_iter=n_iter, maxiter=options["maxiter"],
-        tol=options["tol"], met=converged,
+        provider,
+        a,
+        b,
+        f,
+        g,
+        epsilon,
+        method=f"Sinkhorn ({name} cost)",
+        want_plan=want_plan,
+        function="sinkhorn_points",
+        n_iter=n_iter,
+        maxiter=options["maxiter"],
+        tol=options["tol"],
+        met=converged,
     )
 
 
@@ -483,9 +504,14 @@ def sinkhorn_divergence(
         runs[key] = (err, it, conv)
     records = {
         key: IterationRecord.from_run(
-            function=f"sinkhorn_divergence OT({key[0]}, {key[1]})", n_iter=it,
-            maxiter=options["maxiter"], tol=options["tol"], criterion=_CRITERION,
-            last_value=err, met=conv, warn=False,
+            function=f"sinkhorn_divergence OT({key[0]}, {key[1]})",
+            n_iter=it,
+            maxiter=options["maxiter"],
+            tol=options["tol"],
+            criterion=_CRITERION,
+            last_value=err,
+            met=conv,
+            warn=False,
         )
         for key, (err, it, conv) in runs.items()
     }

@@ -64,9 +64,7 @@ class Results:
         if record is None:
             return
         if not isinstance(record, IterationRecord):
-            raise TypeError(
-                f"`iterations` must be an IterationRecord; got {type(record).__name__}"
-            )
+            raise TypeError(f"`iterations` must be an IterationRecord; got {type(record).__name__}")
         for name in ("converged", "n_iter"):
             given, recorded = getattr(self, name), getattr(record, name)
             if given is not None and given != recorded:

@@ -200,8 +200,16 @@ class AsymptoticRisk:
     def to_frame(self) -> pd.DataFrame:
         """One row per penalty."""
         names = [
-            "penalty", "xi", "teacher", "student", "xi_star", "optimal_student",
-            "pure_distilled", "teacher_derivative", "cross_derivative", "kappa",
+            "penalty",
+            "xi",
+            "teacher",
+            "student",
+            "xi_star",
+            "optimal_student",
+            "pure_distilled",
+            "teacher_derivative",
+            "cross_derivative",
+            "kappa",
             "fixed_point_residual",
         ]
         return pd.DataFrame({name: np.atleast_1d(getattr(self, name)) for name in names})

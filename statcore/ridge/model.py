@@ -139,8 +139,9 @@ class SelfDistilledRidge(Model):
     regression: strict improvements, precise asymptotics, and one-shot tuning. arXiv:2602.17565.
     """
 
-    def __init__(self, endog, exog=None, *, penalty=1.0, intercept: bool = True,
-                 missing: str = "raise"):
+    def __init__(
+        self, endog, exog=None, *, penalty=1.0, intercept: bool = True, missing: str = "raise"
+    ):
         super().__init__(endog, exog, intercept=intercept, missing=missing)
         if self.design.y is None:
             raise ValueError("`endog` is required: SelfDistilledRidge needs a response")
@@ -156,8 +157,9 @@ class SelfDistilledRidge(Model):
         if not self._penalized.any():
             raise ValueError("`exog` must hold at least one feature besides the intercept")
 
-    def fit(self, *, xi="auto", xi_method: str = "cross_gcv", noise_variance=None,
-            curve_penalty=None) -> SelfDistilledRidgeResults:
+    def fit(
+        self, *, xi="auto", xi_method: str = "cross_gcv", noise_variance=None, curve_penalty=None
+    ) -> SelfDistilledRidgeResults:
         """Fit teacher and student along the penalty path from one SVD.
 
         Parameters
@@ -229,8 +231,10 @@ class SelfDistilledRidge(Model):
         teacher = spec.coefficients(lam, np.zeros_like(lam))
         distilled = spec.coefficients(lam, np.ones_like(lam))
 
-        grid = _default_curve(lam) if curve_penalty is None else np.unique(
-            check_penalty(curve_penalty, name="curve_penalty")
+        grid = (
+            _default_curve(lam)
+            if curve_penalty is None
+            else np.unique(check_penalty(curve_penalty, name="curve_penalty"))
         )
         curve = self._risk_curve(spec, grid, xi, xi_method, lam, xi_used, sigma2)
         student_mse = r0 + 2.0 * xi_used * r1 + xi_used**2 * r2

@@ -29,9 +29,7 @@ def plot_risk(results, ax=None, **kwargs):
     ax.plot(lam, curve[teacher], color="C0", label="teacher (ridge)", **kwargs)
     ax.plot(lam, curve[student], color="C3", label="student at xi_hat", **kwargs)
     fitted = np.atleast_1d(np.asarray(results.penalty, dtype=float))
-    ax.plot(
-        fitted, np.interp(fitted, lam, curve[teacher]), "o", color="C0", ms=4, label="fitted"
-    )
+    ax.plot(fitted, np.interp(fitted, lam, curve[teacher]), "o", color="C0", ms=4, label="fitted")
     ax.set_xscale("log")
     ax.set_xlabel("penalty (lambda)")
     ax.set_ylabel(f"estimated {label}")
@@ -193,6 +191,8 @@ class SelfDistilledRidgeResults(EstimationResults):
         if np.ndim(self.penalty) == 0:
             head = f"penalty={self.penalty:.4g}, xi={self.xi:.4g}, xi_hat={self.xi_hat:.4g}"
         else:
-            head = f"{len(self.penalty)} penalties from {self.penalty.min():.4g} to " \
-                   f"{self.penalty.max():.4g}"
+            head = (
+                f"{len(self.penalty)} penalties from {self.penalty.min():.4g} to "
+                f"{self.penalty.max():.4g}"
+            )
         return [head, *super()._repr_lines()]

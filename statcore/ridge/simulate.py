@@ -61,15 +61,28 @@ class RidgeDesign:
     def asymptotic_risk(self, penalty, xi, n: int):
         """:func:`~statcore.ridge.asymptotic_risk` of this design at sample size ``n``."""
         return asymptotic_risk(
-            penalty, xi, self.p / check_positive_int(n, name="n"), self.eigenvalues,
-            self.signal, self.sigma2,
+            penalty,
+            xi,
+            self.p / check_positive_int(n, name="n"),
+            self.eigenvalues,
+            self.signal,
+            self.sigma2,
         )
 
 
-def paper_design(p: int, *, covariance: str = "ar1", rho: float = 0.5, spike: float = 5.0,
-                 signal: str = "top_aligned", signal_strength: float = 1.0,
-                 spike_frac: float = 0.1, align_frac: float = 0.9, sigma2: float = 1.0,
-                 random_state=None) -> RidgeDesign:
+def paper_design(
+    p: int,
+    *,
+    covariance: str = "ar1",
+    rho: float = 0.5,
+    spike: float = 5.0,
+    signal: str = "top_aligned",
+    signal_strength: float = 1.0,
+    spike_frac: float = 0.1,
+    align_frac: float = 0.9,
+    sigma2: float = 1.0,
+    random_state=None,
+) -> RidgeDesign:
     """The synthetic designs of the paper's experiments.
 
     Parameters
@@ -99,12 +112,12 @@ def paper_design(p: int, *, covariance: str = "ar1", rho: float = 0.5, spike: fl
     p = check_positive_int(p, name="p", minimum=2)
     check_option(covariance, name="covariance", options=COVARIANCES)
     check_option(signal, name="signal", options=SIGNALS)
-    rho = check_scalar(rho, name="rho", low=-1.0, high=1.0, low_inclusive=False,
-                       high_inclusive=False)
+    rho = check_scalar(
+        rho, name="rho", low=-1.0, high=1.0, low_inclusive=False, high_inclusive=False
+    )
     spike = check_positive(spike, name="spike", strict=False)
     signal_strength = check_positive(signal_strength, name="signal_strength", strict=False)
-    spike_frac = check_scalar(spike_frac, name="spike_frac", low=0.0, high=1.0,
-                              low_inclusive=False)
+    spike_frac = check_scalar(spike_frac, name="spike_frac", low=0.0, high=1.0, low_inclusive=False)
     align_frac = check_scalar(align_frac, name="align_frac", low=0.0, high=1.0)
     sigma2 = check_positive(sigma2, name="sigma2", strict=False)
     rng = check_random_state(random_state)

@@ -254,9 +254,7 @@ class DataShifts(Estimator):
         DataShifts
         """
         check_option(missing, name="missing", options=("raise", "drop"))
-        spec = design_from_formula(
-            formula, source, missing="drop", context=capture_context(1)
-        ).spec
+        spec = design_from_formula(formula, source, missing="drop", context=capture_context(1)).spec
         columns = [i for i, name in enumerate(spec.x_names) if name != INTERCEPT]
         if not columns:
             raise ValueError(f"`formula` {formula!r} has no covariate terms")

@@ -48,7 +48,9 @@ def test_fixed_bounds_reduce_to_cosine_annealing():
     ours = CONGA(ours_opt, lower=eta_min / base[0], upper=1.0, schedule="steps", total_steps=total)
     refs = [
         torch.optim.lr_scheduler.CosineAnnealingLR(
-            torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=b), T_max=total, eta_min=eta_min * b / base[0]
+            torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=b),
+            T_max=total,
+            eta_min=eta_min * b / base[0],
         )
         for b in base
     ]
@@ -323,8 +325,12 @@ def _digits_source_model(x, y, seed):
     torch.manual_seed(seed)
     net = nn.Sequential(
         nn.Flatten(),
-        nn.Linear(64, 64), nn.BatchNorm1d(64), nn.ReLU(),
-        nn.Linear(64, 64), nn.BatchNorm1d(64), nn.ReLU(),
+        nn.Linear(64, 64),
+        nn.BatchNorm1d(64),
+        nn.ReLU(),
+        nn.Linear(64, 64),
+        nn.BatchNorm1d(64),
+        nn.ReLU(),
         nn.Linear(64, 10),
     )
     opt = torch.optim.Adam(net.parameters(), lr=1e-2)
@@ -363,7 +369,9 @@ def test_conga_keeps_tent_robust_across_base_learning_rates():
         conga = [
             _online_accuracy(
                 Tent(copy.deepcopy(net), lr=lr, scheduler=lambda opt: CONGA(opt)),
-                x_test, y_test, order,
+                x_test,
+                y_test,
+                order,
             )
             for lr in BASE_LRS
         ]

@@ -63,8 +63,9 @@ def test_interleaved_pairing_permutes_the_same_scales():
 
 def test_rope_frequencies_formula():
     omega = rope_frequencies(8, 100.0, dtype=torch.float64)
-    torch.testing.assert_close(omega, torch.tensor([1.0, 100**-0.25, 100**-0.5, 100**-0.75],
-                                                   dtype=torch.float64))
+    torch.testing.assert_close(
+        omega, torch.tensor([1.0, 100**-0.25, 100**-0.5, 100**-0.75], dtype=torch.float64)
+    )
 
 
 # -- rotation correctness against an independent complex-number reference -----------------------
@@ -74,7 +75,9 @@ def test_rope_matches_complex_rotation():
     rope = RotaryEmbedding(8, pairing="interleaved", dtype=torch.float64)
     rq, _ = rope(q, q)
     z = torch.view_as_complex(q.reshape(2, 3, 7, 4, 2).contiguous())
-    angles = torch.arange(7, dtype=torch.float64)[:, None] * rope_frequencies(8, dtype=torch.float64)
+    angles = torch.arange(7, dtype=torch.float64)[:, None] * rope_frequencies(
+        8, dtype=torch.float64
+    )
     expected = torch.view_as_real(z * torch.polar(torch.ones_like(angles), angles)).reshape(q.shape)
     torch.testing.assert_close(rq, expected, rtol=1e-12, atol=1e-12)
 
@@ -86,7 +89,8 @@ def test_logits_depend_only_on_relative_position(module, device):
     q = torch.randn(1, 4, 1, 32, generator=gen).to(device)
     k = torch.randn(1, 4, 1, 32, generator=gen).to(device)
     emb = (
-        RotaryEmbedding(32) if module == "rope"
+        RotaryEmbedding(32)
+        if module == "rope"
         else HIPERotaryEmbedding(32, 4, [1.0, 4.0, 16.0, 64.0], decay="power")
     ).to(device)
 
@@ -190,7 +194,7 @@ def test_bad_input():
 def test_local_copy_sequences_copy_within_the_window():
     x = local_copy_sequences(200, 30, 50, window=3, noise=0.0, random_state=0).numpy()
     # without noise every later token equals one of the 3 before it
-    hits = [(x[:, t, None] == x[:, t - 3:t]).any(1) for t in range(3, 30)]
+    hits = [(x[:, t, None] == x[:, t - 3 : t]).any(1) for t in range(3, 30)]
     assert np.all(hits)
     again = local_copy_sequences(200, 30, 50, window=3, noise=0.0, random_state=0).numpy()
     np.testing.assert_array_equal(x, again)
@@ -218,7 +222,7 @@ def _final_val_loss(pos, n_train, seed, sigmas=None, steps=200):
         opt.step()
     lm.eval()
     with torch.no_grad():
-        logits = lm(val[:, :-1])[:, WINDOW - 1:]
+        logits = lm(val[:, :-1])[:, WINDOW - 1 :]
         return float(F.cross_entropy(logits.reshape(-1, VOCAB), val[:, WINDOW:].reshape(-1)))
 
 

@@ -73,8 +73,9 @@ def test_masked_diffusion_loss_formula():
     t = torch.tensor([0.2, 0.5, 1.0], dtype=torch.float64)
     logp = torch.log_softmax(logits, -1).gather(-1, x0.unsqueeze(-1)).squeeze(-1)
     expected = -(logp * masked).sum(1) / t / 4
-    torch.testing.assert_close(masked_diffusion_loss(logits, x0, masked, t, reduction="none"),
-                               expected)
+    torch.testing.assert_close(
+        masked_diffusion_loss(logits, x0, masked, t, reduction="none"), expected
+    )
     torch.testing.assert_close(MaskedDiffusionLoss()(logits, x0, masked, t), expected.mean())
 
 
@@ -107,8 +108,9 @@ def test_sampler_unmasks_everything_at_the_expected_rate(device):
     torch.manual_seed(4)
     model = TinyDenoiser(K, 2).to(device)
     sampler = IMDMSampler(model, steps=4)
-    samples = sampler.sample(5000, 2, random_state=torch.Generator(device).manual_seed(5),
-                             device=device)
+    samples = sampler.sample(
+        5000, 2, random_state=torch.Generator(device).manual_seed(5), device=device
+    )
     assert samples.device.type == device
     assert ((samples >= 0) & (samples < K)).all()  # no mask left after the last step
     assert sum(sampler.unmask_counts) == 10_000
@@ -158,7 +160,9 @@ def elbo_trained():
 def test_one_step_mdm_is_capped_by_the_factorisation_error(elbo_trained):
     mdlm = copy.deepcopy(elbo_trained)
     mdlm.embedding.as_mdlm = True
-    samples = IMDMSampler(mdlm, 1).sample(N_SAMPLES, 2, random_state=torch.Generator().manual_seed(1))
+    samples = IMDMSampler(mdlm, 1).sample(
+        N_SAMPLES, 2, random_state=torch.Generator().manual_seed(1)
+    )
     # independent positions with uniform marginals: validity 1/K; binomial sd 0.0023 at 20k
     assert pair_validity(samples) == pytest.approx(1 / K, abs=0.01)
     # its KL to the data is the mutual information I(x1; x2) = log K
@@ -182,8 +186,9 @@ def test_distilled_one_step_imdm_is_valid_with_uniform_marginals(elbo_trained):
     teacher = IMDMSampler(elbo_trained, 16)
     eps, x0 = rectified_couplings(teacher, 16_384, 2, random_state=torch.Generator().manual_seed(2))
     student = copy.deepcopy(elbo_trained)
-    record = distill_on_couplings(student, eps, x0, steps=3000, lr=3e-3,
-                                  random_state=torch.Generator().manual_seed(3))
+    record = distill_on_couplings(
+        student, eps, x0, steps=3000, lr=3e-3, random_state=torch.Generator().manual_seed(3)
+    )
     assert isinstance(record, TrainingResult) and record.n_iter == 3000
     # a fixed budget of steps that all ran with a finite loss completes the run
     assert record.converged and record.iterations.status == "converged"
@@ -213,7 +218,9 @@ def test_random_state_seeds_or_continues_a_generator():
     emb = InfiniteMaskEmbedding(nn.Embedding(3, 2), 2, noise_dim=4)
     torch.testing.assert_close(
         emb.sample_noise(2, 3, random_state=7),
-        emb.sample_noise(2, 3, random_state=torch.Generator().manual_seed(7)), rtol=0, atol=0,
+        emb.sample_noise(2, 3, random_state=torch.Generator().manual_seed(7)),
+        rtol=0,
+        atol=0,
     )
     gen = torch.Generator().manual_seed(7)
     first = emb.sample_noise(2, 3, random_state=gen)

@@ -52,7 +52,7 @@ def _brute_force(block, x, keep=None):
     proj = u @ W["x_proj.weight"].T
     rank = proj.shape[-1] - 2 * d_state
     delta = F.softplus(proj[..., :rank] @ W["dt_proj.weight"].T + W["dt_proj.bias"])
-    B, C = proj[..., rank:rank + d_state], proj[..., rank + d_state:]
+    B, C = proj[..., rank : rank + d_state], proj[..., rank + d_state :]
     A = -torch.exp(W["A_log"])
     y = torch.zeros(batch, length, d_inner, dtype=torch.float64)
     h2 = torch.zeros(length, d_inner, d_state, dtype=torch.float64)
@@ -62,7 +62,11 @@ def _brute_force(block, x, keep=None):
                 h = 0.0
                 for t in range(length):
                     h2[t, d, n] += h**2 / batch
-                    a_bar = 0.0 if keep is not None and not keep[d, n] else torch.exp(delta[b, t, d] * A[d, n])
+                    a_bar = (
+                        0.0
+                        if keep is not None and not keep[d, n]
+                        else torch.exp(delta[b, t, d] * A[d, n])
+                    )
                     h = a_bar * h + delta[b, t, d] * B[b, t, n] * u[b, t, d]
                     y[b, t, d] += C[b, t, n] * h
     y = y + u * W["D"]
@@ -301,8 +305,10 @@ CORPUS = torch.tensor(
 
 
 def _windows(source, n, seed):
-    idx = torch.randint(0, len(source) - LENGTH - 1, (n,), generator=torch.Generator().manual_seed(seed))
-    return torch.stack([source[i:i + LENGTH + 1] for i in idx])
+    idx = torch.randint(
+        0, len(source) - LENGTH - 1, (n,), generator=torch.Generator().manual_seed(seed)
+    )
+    return torch.stack([source[i : i + LENGTH + 1] for i in idx])
 
 
 def _perplexity(model, ids):
@@ -321,7 +327,9 @@ def _prune_all(model, method, calib, seed):
         elif method == "magnitude":
             magnitude_prune(mixer, 0.5)
         else:
-            order = torch.randperm(mixer.A_log.numel(), generator=torch.Generator().manual_seed(seed + i))
+            order = torch.randperm(
+                mixer.A_log.numel(), generator=torch.Generator().manual_seed(seed + i)
+            )
             keep = torch.ones(mixer.A_log.numel(), dtype=torch.bool)
             keep[order[: mixer.A_log.numel() // 2]] = False
             apply_ssm_mask(mixer, keep.view_as(mixer.A_log))
@@ -339,7 +347,7 @@ def test_sparsessm_loses_least_perplexity_at_half_ssm_sparsity():
         gen = torch.Generator().manual_seed(seed)
         for _ in range(250):
             idx = torch.randint(0, len(train) - LENGTH - 1, (16,), generator=gen)
-            batch = torch.stack([train[i:i + LENGTH + 1] for i in idx])
+            batch = torch.stack([train[i : i + LENGTH + 1] for i in idx])
             loss = F.cross_entropy(lm(batch[:, :-1]).reshape(-1, VOCAB), batch[:, 1:].reshape(-1))
             opt.zero_grad()
             loss.backward()

@@ -192,8 +192,15 @@ def test_size_and_power_of_the_z_test():
     truth = np.array([0.05, power])
     se = np.sqrt(truth * (1 - truth) / 4000)
     assert np.all(np.abs(rates["estimate"].to_numpy() - truth) < 3 * se)
-    assert list(rates.columns) == ["n", "mu", "estimate", "std_error", "conf_low", "conf_high",
-                                   "n_rep"]
+    assert list(rates.columns) == [
+        "n",
+        "mu",
+        "estimate",
+        "std_error",
+        "conf_low",
+        "conf_high",
+        "n_rep",
+    ]
     # the boolean output is the same rejection rate
     reject = res.tidy().query("metric == 'reject'")
     np.testing.assert_allclose(reject["estimate"], rates["estimate"])
@@ -205,8 +212,11 @@ def test_monte_carlo_standard_errors_by_hand():
         {"replicate": [0, 1, 2, 3], "x": [1.0, 2.0, 3.0, 4.0], "hit": [True, True, False, False]}
     )
     res = MonteCarloResult(
-        method="hand", replicates=replicates, grid=pd.DataFrame(index=range(1)),
-        outputs=("x", "hit"), n_rep=4,
+        method="hand",
+        replicates=replicates,
+        grid=pd.DataFrame(index=range(1)),
+        outputs=("x", "hit"),
+        n_rep=4,
     )
     tidy = res.tidy().set_index("metric")
     # x: mean 2.5, sd sqrt(5/3), se sd / 2;  hit: p = 0.5, se sqrt(0.25 / 4) = 0.25
@@ -225,14 +235,24 @@ def test_monte_carlo_standard_errors_by_hand():
 def test_standard_errors_agree_with_the_replicates():
     res = MonteCarloStudy(_ztest, GRID, 50, random_state=3).run()
     tidy = res.tidy()
-    assert list(tidy.columns) == ["n", "mu", "metric", "estimate", "std_error", "conf_low",
-                                  "conf_high", "n_rep"]
+    assert list(tidy.columns) == [
+        "n",
+        "mu",
+        "metric",
+        "estimate",
+        "std_error",
+        "conf_low",
+        "conf_high",
+        "n_rep",
+    ]
     assert list(tidy["metric"][:3]) == ["statistic", "pvalue", "reject"]
     reps = res.replicates
     for (n, mu, metric), row in tidy.set_index(["n", "mu", "metric"]).iterrows():
         values = reps.loc[(reps["n"] == n) & (reps["mu"] == mu), metric].to_numpy(dtype=float)
-        sd = np.sqrt(values.mean() * (1 - values.mean())) if metric == "reject" else values.std(
-            ddof=1
+        sd = (
+            np.sqrt(values.mean() * (1 - values.mean()))
+            if metric == "reject"
+            else values.std(ddof=1)
         )
         assert row["estimate"] == pytest.approx(values.mean())
         assert row["std_error"] == pytest.approx(sd / np.sqrt(50))
@@ -319,8 +339,15 @@ def test_nan_outputs_are_left_out():
 def test_reports():
     res = MonteCarloStudy(_ztest, GRID, 20, random_state=8, progress=False).run()
     glance = res.glance()
-    assert list(glance.columns) == ["method", "nobs", "n_points", "n_rep", "backend",
-                                    "wall_time_s", "random_state_used"]
+    assert list(glance.columns) == [
+        "method",
+        "nobs",
+        "n_points",
+        "n_rep",
+        "backend",
+        "wall_time_s",
+        "random_state_used",
+    ]
     assert glance.loc[0, "n_points"] == 4 and glance.loc[0, "nobs"] == 80
     assert glance.loc[0, "backend"] == "serial" and glance.loc[0, "wall_time_s"] > 0
     assert res.method == "Monte Carlo study of _ztest"
@@ -431,9 +458,12 @@ def test_bad_outputs_from_a_process_worker():
 @pytest.fixture(scope="module")
 def dask_client():
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0"
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         yield client
 
 

@@ -37,7 +37,9 @@ def test_constant_column_is_refused_with_pointer():
 def test_missing_raise_and_drop():
     y = np.array([1.0, 2.0, np.nan, 4.0, 5.0])
     X = np.array([0.5, np.nan, 1.0, 2.0, 3.5])
-    with pytest.raises(ValueError, match=r"`endog` has missing values in 2 row\(s\); pass missing='drop'"):
+    with pytest.raises(
+        ValueError, match=r"`endog` has missing values in 2 row\(s\); pass missing='drop'"
+    ):
         design_from_arrays(y, X)
     d = design_from_arrays(y, X, missing="drop")
     assert d.nobs == 3 and d.n_dropped == 2 and list(d.row_labels) == [0, 3, 4]

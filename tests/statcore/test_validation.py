@@ -20,9 +20,24 @@ def test_as_float_array_returns_float_copy():
 @pytest.mark.parametrize(
     "value,kwargs,error,message",
     [
-        (np.array([1.0, np.nan]), {}, ValueError, r"`x` must not contain NaN; found 1 \(first at index \(1,\)\)"),
-        (np.array([np.inf, 1.0]), {}, ValueError, r"`x` must be finite; found 1 infinite value\(s\) \(first at index \(0,\)\)"),
-        (np.zeros((2, 2)), {"ndim": 1}, ValueError, r"`x` must be 1-D; got a 2-D array of shape \(2, 2\)"),
+        (
+            np.array([1.0, np.nan]),
+            {},
+            ValueError,
+            r"`x` must not contain NaN; found 1 \(first at index \(1,\)\)",
+        ),
+        (
+            np.array([np.inf, 1.0]),
+            {},
+            ValueError,
+            r"`x` must be finite; found 1 infinite value\(s\) \(first at index \(0,\)\)",
+        ),
+        (
+            np.zeros((2, 2)),
+            {"ndim": 1},
+            ValueError,
+            r"`x` must be 1-D; got a 2-D array of shape \(2, 2\)",
+        ),
         (np.zeros(3), {"ndim": (2, 3)}, ValueError, r"`x` must be 2-D or 3-D; got a 1-D array"),
         (np.zeros(1), {"min_rows": 2}, ValueError, r"`x` needs at least 2 rows; got 1"),
         (["a", "b"], {}, TypeError, r"`x` must be numeric array-like; got \['a', 'b'\]"),
@@ -47,19 +62,67 @@ def test_same_length():
 @pytest.mark.parametrize(
     "call,error,message",
     [
-        (lambda: v.check_positive(0.0, name="tol"), ValueError, r"`tol` must lie in \(0, inf\]; got 0.0"),
-        (lambda: v.check_positive(-1, name="tol", strict=False), ValueError, r"`tol` must lie in \[0, inf\]; got -1"),
-        (lambda: v.check_positive("1", name="tol"), TypeError, r"`tol` must be a real number; got '1'"),
-        (lambda: v.check_positive(np.nan, name="tol"), ValueError, r"`tol` must be finite; got nan"),
-        (lambda: v.check_positive_int(0, name="maxiter"), ValueError, r"`maxiter` must lie in \[1, inf\]; got 0"),
-        (lambda: v.check_positive_int(2.5, name="maxiter"), TypeError, r"`maxiter` must be an integer; got 2.5"),
-        (lambda: v.check_positive_int(True, name="maxiter"), TypeError, r"`maxiter` must be an integer; got True"),
-        (lambda: v.check_probability(1.0, name="q"), ValueError, r"`q` must lie in \(0, 1\); got 1.0"),
+        (
+            lambda: v.check_positive(0.0, name="tol"),
+            ValueError,
+            r"`tol` must lie in \(0, inf\]; got 0.0",
+        ),
+        (
+            lambda: v.check_positive(-1, name="tol", strict=False),
+            ValueError,
+            r"`tol` must lie in \[0, inf\]; got -1",
+        ),
+        (
+            lambda: v.check_positive("1", name="tol"),
+            TypeError,
+            r"`tol` must be a real number; got '1'",
+        ),
+        (
+            lambda: v.check_positive(np.nan, name="tol"),
+            ValueError,
+            r"`tol` must be finite; got nan",
+        ),
+        (
+            lambda: v.check_positive_int(0, name="maxiter"),
+            ValueError,
+            r"`maxiter` must lie in \[1, inf\]; got 0",
+        ),
+        (
+            lambda: v.check_positive_int(2.5, name="maxiter"),
+            TypeError,
+            r"`maxiter` must be an integer; got 2.5",
+        ),
+        (
+            lambda: v.check_positive_int(True, name="maxiter"),
+            TypeError,
+            r"`maxiter` must be an integer; got True",
+        ),
+        (
+            lambda: v.check_probability(1.0, name="q"),
+            ValueError,
+            r"`q` must lie in \(0, 1\); got 1.0",
+        ),
         (lambda: v.check_alpha(0), ValueError, r"`alpha` must lie in \(0, 1\); got 0"),
-        (lambda: v.check_option("x", name="method", options=("fn", "highs")), ValueError, r"`method` must be one of 'fn', 'highs'; got 'x'"),
-        (lambda: v.check_alternative("larger"), ValueError, r"`alternative` must be one of 'two-sided', 'less', 'greater'; got 'larger'"),
-        (lambda: v.check_random_state(-3), ValueError, r"`random_state` must be a non-negative integer; got -3"),
-        (lambda: v.check_random_state("seed"), TypeError, r"`random_state` must be None, a non-negative int, a numpy SeedSequence or a numpy Generator; got 'seed'"),
+        (
+            lambda: v.check_option("x", name="method", options=("fn", "highs")),
+            ValueError,
+            r"`method` must be one of 'fn', 'highs'; got 'x'",
+        ),
+        (
+            lambda: v.check_alternative("larger"),
+            ValueError,
+            r"`alternative` must be one of 'two-sided', 'less', 'greater'; got 'larger'",
+        ),
+        (
+            lambda: v.check_random_state(-3),
+            ValueError,
+            r"`random_state` must be a non-negative integer; got -3",
+        ),
+        (
+            lambda: v.check_random_state("seed"),
+            TypeError,
+            r"`random_state` must be None, a non-negative int, a numpy SeedSequence or a numpy Generator; got 'seed'",
+        ),
     ],
 )
 def test_scalar_check_messages(call, error, message):

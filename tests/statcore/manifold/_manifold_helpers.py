@@ -47,5 +47,3 @@ def concentrated_sample(manifold, n, rng, scale=0.4):
     centre = manifold.random_point(1, rng)[0]
     coords = scale * rng.standard_normal((n, manifold.dim))
     return manifold.exp(centre, manifold.from_tangent_coords(centre, coords)), centre
-
-

@@ -23,8 +23,9 @@ def test_size_on_the_heteroscedastic_sphere_null_and_uniform_pvalues():
     # R = 1000, B = 199: the rejection rate has MC sd 0.0069; [0.029, 0.071] is +-3 sd (a
     # +-2 sd band fails one seed in 20 for an exact test; this seed gives 0.067, two other
     # seeds gave 0.056 and 0.045)
-    res = _study({"manifold": "sphere", "design": "heteroscedastic", "n": 100,
-                  "n_resamples": 199}, 1000, 11)
+    res = _study(
+        {"manifold": "sphere", "design": "heteroscedastic", "n": 100, "n_resamples": 199}, 1000, 11
+    )
     pvalues = res.replicates["pvalue"].to_numpy()
     rate = np.mean(pvalues <= 0.05)
     assert 0.029 <= rate <= 0.071, rate
@@ -35,16 +36,33 @@ def test_size_on_the_heteroscedastic_sphere_null_and_uniform_pvalues():
 
 def test_dcov_over_rejects_where_mmdd_holds_its_level():
     # R = 200 per cell: sd <= 0.035; dCov's rate (about 0.55) is far above 0.40, MMDD's near 0.05
-    res = _study({"manifold": "sphere", "design": "heteroscedastic", "n": 100,
-                  "test": ["mmdd", "dcov"], "n_resamples": 199}, 200, 12)
+    res = _study(
+        {
+            "manifold": "sphere",
+            "design": "heteroscedastic",
+            "n": 100,
+            "test": ["mmdd", "dcov"],
+            "n_resamples": 199,
+        },
+        200,
+        12,
+    )
     rates = res.rejection_rate(alpha=0.05).set_index("test")["estimate"]
     assert rates["dcov"] >= 0.40 and rates["mmdd"] <= 0.09, rates
 
 
 def test_power_under_mean_shift_on_three_manifolds_and_monotone_in_n():
     # R = 100: a rate of 0.95 has sd 0.022
-    res = _study({"manifold": ["sphere", "spd", "hyperbolic"], "design": "mean_shift",
-                  "n": [30, 100], "n_resamples": 199}, 100, 13)
+    res = _study(
+        {
+            "manifold": ["sphere", "spd", "hyperbolic"],
+            "design": "mean_shift",
+            "n": [30, 100],
+            "n_resamples": 199,
+        },
+        100,
+        13,
+    )
     rates = res.rejection_rate(alpha=0.05).set_index(["manifold", "n"])["estimate"]
     for name in ("sphere", "spd", "hyperbolic"):
         assert rates[(name, 100)] >= 0.95, rates
@@ -61,10 +79,12 @@ def test_multiplier_laws_agree_and_uniform_multipliers_break_the_size():
         V = S.log_coords(frechet_mean(Y, S).mean, Y)
         c = mmdd_module._centred(X[:, None], V, "u")
         T = 100 * mmdd_module._statistic(c, "u")
-        laws = {"rademacher": mmdd_module._multipliers(rng, "rademacher", (100, 199)),
-                "normal": rng.standard_normal((100, 199)),
-                # the non-centred U(0, 1) draws of the jeffjyan/MDD bug
-                "uniform": rng.random((100, 199))}
+        laws = {
+            "rademacher": mmdd_module._multipliers(rng, "rademacher", (100, 199)),
+            "normal": rng.standard_normal((100, 199)),
+            # the non-centred U(0, 1) draws of the jeffjyan/MDD bug
+            "uniform": rng.random((100, 199)),
+        }
         for name, E in laws.items():
             draws = mmdd_module._quadratic_forms(c, E) / 97
             reject[name].append((1 + np.sum(draws >= T)) / 200 <= 0.05)

@@ -47,8 +47,9 @@ def test_log_euclidean_mean_is_closed_form(rng):
 def test_sphere_symmetric_configuration_has_the_pole_as_mean():
     # four points at colatitude 0.7 spread evenly in longitude: the mean is the north pole
     phi = np.arange(4) * np.pi / 2 + 0.3
-    Y = np.column_stack([np.sin(0.7) * np.cos(phi), np.sin(0.7) * np.sin(phi),
-                         np.full(4, np.cos(0.7))])
+    Y = np.column_stack(
+        [np.sin(0.7) * np.cos(phi), np.sin(0.7) * np.sin(phi), np.full(4, np.cos(0.7))]
+    )
     res = frechet_mean(Y, Sphere(2))
     np.testing.assert_allclose(res.mean, [0, 0, 1], atol=1e-12)
     np.testing.assert_allclose(res.variance, 0.49, atol=1e-12)

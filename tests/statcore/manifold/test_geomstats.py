@@ -28,8 +28,11 @@ def test_sphere_frechet_mean_matches_geomstats(rng):
 
 @pytest.mark.parametrize(
     ("ours", "space"),
-    [(Sphere(2), lambda: Hypersphere(dim=2)), (SPD(2), lambda: SPDMatrices(n=2)),
-     (Hyperbolic(2), lambda: Hyperboloid(dim=2))],
+    [
+        (Sphere(2), lambda: Hypersphere(dim=2)),
+        (SPD(2), lambda: SPDMatrices(n=2)),
+        (Hyperbolic(2), lambda: Hyperboloid(dim=2)),
+    ],
     ids=["sphere", "spd", "hyperbolic"],
 )
 def test_closed_forms_match_geomstats_and_the_adapter(ours, space, rng):
@@ -43,8 +46,9 @@ def test_closed_forms_match_geomstats_and_the_adapter(ours, space, rng):
     np.testing.assert_allclose(C1 @ C1.T, C2 @ C2.T, atol=1e-8)
     X = rng.normal(size=12)
     # MMDD depends on inner products only, hence the same through either route
-    np.testing.assert_allclose(mmdd(Y, X, gm, base_point=centre),
-                               mmdd(Y, X, ours, base_point=centre), atol=1e-10)
+    np.testing.assert_allclose(
+        mmdd(Y, X, gm, base_point=centre), mmdd(Y, X, ours, base_point=centre), atol=1e-10
+    )
     assert gm.belongs(gm.random_point(3, rng)).all()
 
 

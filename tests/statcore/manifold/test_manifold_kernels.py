@@ -27,8 +27,17 @@ def _centring_args(X, V, statistic):
         c1, c2, keep = 1 / (n - 2), 1 / ((n - 1) * (n - 2)), False
     else:
         c1, c2, keep = 1 / n, 1 / n**2, True
-    args = (np.ascontiguousarray(X.T), np.ascontiguousarray(V.T), a.sum(1), a.sum(), b.sum(1),
-            b.sum(), c1, c2, keep)
+    args = (
+        np.ascontiguousarray(X.T),
+        np.ascontiguousarray(V.T),
+        a.sum(1),
+        a.sum(),
+        b.sum(1),
+        b.sum(),
+        c1,
+        c2,
+        keep,
+    )
     return a, b, args
 
 
@@ -40,8 +49,9 @@ def _dense_k(a, b, statistic):
 def test_dist_row_sums_matches_cdist(data):
     X, _ = data
     # identical sums of the same n terms up to summation order: 1e-12 relative
-    np.testing.assert_allclose(_kernels.dist_row_sums(np.ascontiguousarray(X.T)),
-                               cdist(X, X).sum(1), rtol=1e-12)
+    np.testing.assert_allclose(
+        _kernels.dist_row_sums(np.ascontiguousarray(X.T)), cdist(X, X).sum(1), rtol=1e-12
+    )
 
 
 @pytest.mark.parametrize("statistic", ["u", "v"])
@@ -74,12 +84,23 @@ def test_sorted_quadratic_forms_match_the_dense_forms_with_ties(rng, statistic):
     if keep:
         d = np.zeros(n)
     else:
-        d = ((-2 * c1 * a_row + c2 * a_tot)
-             * (-np.einsum("ij,ij->i", V, V) - 2 * c1 * b_row + c2 * b_tot))
+        d = (-2 * c1 * a_row + c2 * a_tot) * (
+            -np.einsum("ij,ij->i", V, V) - 2 * c1 * b_row + c2 * b_tot
+        )
     order = np.argsort(x, kind="stable")
     E = rng.normal(size=(n, 45)) + 0.3  # any vectors, not only centred multipliers
-    sorted_args = (np.ascontiguousarray(x[order]), order, np.ascontiguousarray(V[order]),
-                   a_row[order], b_row[order], d[order], c1, c2, a_tot, b_tot)
+    sorted_args = (
+        np.ascontiguousarray(x[order]),
+        order,
+        np.ascontiguousarray(V[order]),
+        a_row[order],
+        b_row[order],
+        d[order],
+        c1,
+        c2,
+        a_tot,
+        b_tot,
+    )
     got = _kernels.sorted_quadratic_forms(*sorted_args, E, 8)
     expected = np.einsum("kb,kl,lb->b", E, K, E)
     # running sums of n O(1) terms against a dense double sum: 1e-10 of the forms' scale

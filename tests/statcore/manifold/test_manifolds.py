@@ -23,16 +23,19 @@ def test_distance_is_norm_of_log_and_coords_are_orthonormal(manifold, rng):
     V = manifold.log(centre, Y)
     C = manifold.to_tangent_coords(centre, V)
     assert C.shape == (20, manifold.dim)
-    np.testing.assert_allclose(manifold.dist(centre[None], Y), np.linalg.norm(C, axis=1),
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        manifold.dist(centre[None], Y), np.linalg.norm(C, axis=1), atol=1e-10
+    )
     # Riemannian inner products from the closed form agree with coordinate dot products
-    np.testing.assert_allclose(manifold.inner(centre, V[:-1], V[1:]),
-                               np.sum(C[:-1] * C[1:], axis=1), atol=1e-10)
+    np.testing.assert_allclose(
+        manifold.inner(centre, V[:-1], V[1:]), np.sum(C[:-1] * C[1:], axis=1), atol=1e-10
+    )
     np.testing.assert_allclose(manifold.from_tangent_coords(centre, C), V, atol=1e-10)
     np.testing.assert_allclose(manifold.log_coords(centre, Y), C, atol=1e-10)
     # distance symmetric, zero on the diagonal
-    np.testing.assert_allclose(manifold.dist(Y[:5], Y[5:10]), manifold.dist(Y[5:10], Y[:5]),
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        manifold.dist(Y[:5], Y[5:10]), manifold.dist(Y[5:10], Y[:5]), atol=1e-10
+    )
     np.testing.assert_allclose(manifold.dist(Y, Y), 0.0, atol=1e-7)
 
 
@@ -53,8 +56,9 @@ def test_hyperbolic_against_poincare_distance(rng):
     # the Poincaré-disk image u = y_s / (1 + y0) has d = arccosh(1 + 2|u-v|^2/((1-|u|^2)(1-|v|^2)))
     u = Y[:, 1:] / (1 + Y[:, :1])
     a, b = u[:5], u[5:]
-    poincare = np.arccosh(1 + 2 * np.sum((a - b) ** 2, 1)
-                          / ((1 - np.sum(a**2, 1)) * (1 - np.sum(b**2, 1))))
+    poincare = np.arccosh(
+        1 + 2 * np.sum((a - b) ** 2, 1) / ((1 - np.sum(a**2, 1)) * (1 - np.sum(b**2, 1)))
+    )
     np.testing.assert_allclose(H.dist(Y[:5], Y[5:]), poincare, rtol=1e-10)
 
 

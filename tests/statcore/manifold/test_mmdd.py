@@ -41,8 +41,9 @@ def test_sorted_row_sums_match_cdist_with_ties(rng):
     x -= np.median(x)
     xs = np.sort(x)
     # prefix sums of 80 O(1) terms against a direct sum: 1e-12 absolute on O(10) sums
-    np.testing.assert_allclose(mmdd_module._sorted_row_sums(xs),
-                               np.abs(xs[:, None] - xs[None]).sum(1), atol=1e-12)
+    np.testing.assert_allclose(
+        mmdd_module._sorted_row_sums(xs), np.abs(xs[:, None] - xs[None]).sum(1), atol=1e-12
+    )
 
 
 def test_flat_case_is_the_mdd_of_shao_and_zhang(rng):
@@ -80,8 +81,10 @@ def test_rotation_congruence_and_affine_x_invariance(rng):
     Y, X = simulate.draw("sphere", "mean_shift", 60, random_state=3)
     Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
     t = mmdd_test(Y, X, S, n_resamples=199, random_state=4)
-    assert abs(mmdd_test(Y @ Q.T, X, S, n_resamples=199, random_state=4).statistic
-               - t.statistic) < 1e-12
+    assert (
+        abs(mmdd_test(Y @ Q.T, X, S, n_resamples=199, random_state=4).statistic - t.statistic)
+        < 1e-12
+    )
     # X -> cX + b scales T_n by |c| and keeps the p-value for the same multipliers
     t2 = mmdd_test(Y, -2.5 * X + 7, S, n_resamples=199, random_state=4)
     np.testing.assert_allclose(t2.statistic, 2.5 * t.statistic, rtol=1e-10)
@@ -110,8 +113,9 @@ def test_wild_bootstrap_draws_match_the_dense_quadratic_form(rng):
     # and the general blocked GEMM route gives the same draws as the sorted scalar route
     c_fast = mmdd_module._centred(X[:, None], V, "u")
     c_slow = mmdd_module._centred(X[:, None], V, "u", fast=False)
-    np.testing.assert_allclose(mmdd_module._quadratic_forms(c_fast, E),
-                               mmdd_module._quadratic_forms(c_slow, E), atol=1e-12)
+    np.testing.assert_allclose(
+        mmdd_module._quadratic_forms(c_fast, E), mmdd_module._quadratic_forms(c_slow, E), atol=1e-12
+    )
 
 
 def _reference_multipliers(rng, kind, shape):
@@ -132,8 +136,11 @@ def test_fast_bootstrap_draws_equal_the_dense_quadratic_forms(monkeypatch, p, mu
     Y, x = simulate.draw("sphere", "mean_shift", n, beta=0.1, random_state=6)
     # shifted and scaled X (p = 3: extra noise columns) and a base point off the data's mean,
     # so the centring of x and V is exercised
-    X = 3.0 * x + 10.0 if p == 1 else np.column_stack([x, np.random.default_rng(7).normal(
-        size=(n, p - 1))]) + 10.0
+    X = (
+        3.0 * x + 10.0
+        if p == 1
+        else np.column_stack([x, np.random.default_rng(7).normal(size=(n, p - 1))]) + 10.0
+    )
     base = S.exp(np.array([0.0, 0.0, 1.0]), np.array([0.3, -0.2, 0.0]))
     # small batches, tasks of two batches and 64 x 64 tiles (with a partial last one), so the
     # batching, the grouping and the tiled triangle all take part at a small n
@@ -142,8 +149,9 @@ def test_fast_bootstrap_draws_equal_the_dense_quadratic_forms(monkeypatch, p, mu
     monkeypatch.setattr(mmdd_module, "_TASK_DOUBLES", 80 * n)
     monkeypatch.setattr(mmdd_module, "_TILE", 64)
     monkeypatch.setattr(mmdd_module, "_MIN_TILE", 64)
-    res = mmdd_test(Y, X, S, n_resamples=R, multiplier=multiplier, base_point=base,
-                    random_state=seed)
+    res = mmdd_test(
+        Y, X, S, n_resamples=R, multiplier=multiplier, base_point=base, random_state=seed
+    )
     V = S.log_coords(base, Y)
     Xm = X.reshape(n, -1)
     a = np.sqrt(((Xm[:, None] - Xm[None]) ** 2).sum(-1))
@@ -151,15 +159,21 @@ def test_fast_bootstrap_draws_equal_the_dense_quadratic_forms(monkeypatch, p, mu
     # the multipliers as the implementation seeds them: one generator per batch of 40
     sizes = [40, 40, 19]
     seeds = np.random.SeedSequence(int(np.random.default_rng(seed).integers(2**63))).spawn(3)
-    E = np.concatenate([_reference_multipliers(np.random.default_rng(s), multiplier, (n, b))
-                        for s, b in zip(seeds, sizes, strict=True)], axis=1)
+    E = np.concatenate(
+        [
+            _reference_multipliers(np.random.default_rng(s), multiplier, (n, b))
+            for s, b in zip(seeds, sizes, strict=True)
+        ],
+        axis=1,
+    )
     expected = np.einsum("kb,kl,lb->b", E, K, E) / (n - 3)
     # Both sides add the same O(n^2) O(1) terms, regrouped (low-rank running sums for p = 1,
     # tiled BLAS products for p = 3); the measured discrepancy is below 1e-13 of the draws'
     # scale. A single draw can be arbitrarily close to 0, so the 1e-9 tolerance is relative to
     # that scale, not entrywise.
-    np.testing.assert_allclose(res.null_distribution, expected, rtol=1e-9,
-                               atol=1e-9 * np.abs(expected).max())
+    np.testing.assert_allclose(
+        res.null_distribution, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max()
+    )
     assert res.statistic == pytest.approx(K.sum() / (n - 3), rel=1e-9)
 
 

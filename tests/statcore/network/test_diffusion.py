@@ -244,5 +244,5 @@ def test_estimator_conventions_progress_and_old_spellings():
     assert quiet.fit_options["n_t"] == 3 and quiet.fit_options["progress"] is False
     assert list(quiet.tidy().columns) == ["noise_level", "t", "column", "velocity_r2"]
     assert quiet.glance().loc[0, "wall_time_s"] == quiet.wall_time_s > 0
-    with pytest.warns(FutureWarning, match="fit_seconds is now wall_time_s"):
+    with pytest.warns(FutureWarning, match="fit_seconds is now ForestFlowResults.wall_time_s"):
         assert quiet.fit_seconds == quiet.wall_time_s

@@ -43,8 +43,7 @@ def test_matrix_free_plan_sums_equal_blocked(rng, want_plan):
     dense = np.exp((fa[:, None] + gb[None, :] - cdist(x, y)) / 0.4)
     np.testing.assert_allclose(sums[:, 0], dense.sum(1), rtol=1e-13)
     np.testing.assert_allclose(sums[:, 1], (dense * cdist(x, y)).sum(1), rtol=1e-13)
-    np.testing.assert_allclose(sums[:, 2], (dense * cdist(ly, lt, "cityblock")).sum(1),
-                               rtol=1e-13)
+    np.testing.assert_allclose(sums[:, 2], (dense * cdist(ly, lt, "cityblock")).sum(1), rtol=1e-13)
     np.testing.assert_allclose(cols, dense.sum(0), rtol=1e-13)
     blocked = _costs.blocked_plan_sums(cost, fa, gb, 0.4, aux=labels, want_plan=want_plan)
     np.testing.assert_allclose(sums, blocked[0], rtol=1e-13)
@@ -63,8 +62,9 @@ def test_ill_conditioned_problem_relaxes_and_agrees_with_pot(rng, monkeypatch):
     res = sinkhorn_points(x, y, epsilon=0.05, tol=1e-10, plan=True)
     assert res.converged and max(used) > 1.5  # the over-relaxed path did the work
     w = np.full(60, 1 / 60)
-    pot = ot.sinkhorn(w, w, cdist(x, y), 0.05, method="sinkhorn_log", stopThr=1e-14,
-                      numItermax=200_000)
+    pot = ot.sinkhorn(
+        w, w, cdist(x, y), 0.05, method="sinkhorn_log", stopThr=1e-14, numItermax=200_000
+    )
     # both at ~1e-10 marginals of one strictly convex problem: entries (~1e-2) agree to 1e-8
     assert np.abs(res.plan - pot).max() < 1e-8
     assert res.transport_cost == pytest.approx((pot * cdist(x, y)).sum(), rel=1e-8)

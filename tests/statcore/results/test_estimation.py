@@ -185,14 +185,13 @@ def test_null_value_none_drops_statistic_and_pvalues():
     res = EstimationResults(
         method="risk",
         params=pd.Series([1.0, 2.0], index=["teacher", "student"]),
-        vcov=pd.DataFrame(np.diag([0.04, 0.09]), index=["teacher", "student"],
-                          columns=["teacher", "student"]),
+        vcov=pd.DataFrame(
+            np.diag([0.04, 0.09]), index=["teacher", "student"], columns=["teacher", "student"]
+        ),
         null_value=None,
     )
     assert res.pvalues is None and res.tvalues is None
-    assert list(res.tidy().columns) == [
-        "term", "estimate", "std_error", "conf_low", "conf_high"
-    ]
+    assert list(res.tidy().columns) == ["term", "estimate", "std_error", "conf_low", "conf_high"]
     np.testing.assert_allclose(res.bse, [0.2, 0.3])
 
 
@@ -232,7 +231,10 @@ def test_multilevel_params_bse_tidy_and_summary():
     tidy = res.tidy()
     assert list(tidy.columns[:3]) == ["term", "level", "estimate"]
     assert list(zip(tidy["term"], tidy["level"], strict=True)) == [
-        ("Intercept", 0.25), ("x", 0.25), ("Intercept", 0.75), ("x", 0.75)
+        ("Intercept", 0.25),
+        ("x", 0.25),
+        ("Intercept", 0.75),
+        ("x", 0.75),
     ]
     np.testing.assert_allclose(tidy["estimate"], [1.0, 0.5, 2.0, 0.7])
     ci = res.conf_int()

@@ -29,13 +29,19 @@ def skewed_sample():
     return np.random.default_rng(11).exponential(size=40)
 
 
-@pytest.mark.parametrize("method,scipy_method", [("percentile", "percentile"),
-                                                 ("basic", "basic"), ("bca", "BCa")])
+@pytest.mark.parametrize(
+    "method,scipy_method", [("percentile", "percentile"), ("basic", "basic"), ("bca", "BCa")]
+)
 def test_intervals_match_scipy_bootstrap(skewed_sample, method, scipy_method):
     res = mean_bootstrap(skewed_sample, 999, seed=5)
     ref = stats.bootstrap(
-        (skewed_sample,), np.mean, n_resamples=999, method=scipy_method,
-        rng=np.random.default_rng(5), vectorized=True, batch=None,
+        (skewed_sample,),
+        np.mean,
+        n_resamples=999,
+        method=scipy_method,
+        rng=np.random.default_rng(5),
+        vectorized=True,
+        batch=None,
     )
     ci = res.conf_int(0.05, method=method)
     # identical replicates, identical formulas: only floating-point summation order differs
@@ -79,8 +85,9 @@ def test_errors(skewed_sample):
     with pytest.raises(ValueError, match="no `resampler`"):
         no_jack.extend(10)
     with pytest.raises(ValueError, match="one column per term"):
-        ResamplingResult(method="m", estimate=res.estimate,
-                         replicates=pd.DataFrame({"other": [1.0, 2.0]}))
+        ResamplingResult(
+            method="m", estimate=res.estimate, replicates=pd.DataFrame({"other": [1.0, 2.0]})
+        )
 
 
 def test_percentile_interval_coverage():
@@ -91,7 +98,8 @@ def test_percentile_interval_coverage():
         sample = rng.normal(1.0, 2.0, size=n)
         idx = rng.integers(0, n, (400, n))
         res = ResamplingResult(
-            method="b", estimate=pd.Series([sample.mean()], index=["m"]),
+            method="b",
+            estimate=pd.Series([sample.mean()], index=["m"]),
             replicates=pd.DataFrame({"m": sample[idx].mean(axis=1)}),
         )
         lo, hi = res.conf_int(0.1).loc["m"]

@@ -10,9 +10,15 @@ from statcore.results import TestResult
 
 def chi2_result():
     return TestResult(
-        method="Pearson's chi-squared test", statistic=7.5, pvalue=float(stats.chi2(3).sf(7.5)),
-        alternative="greater", df=3, distribution="chi2(3)", reference=stats.chi2(3),
-        null_hypothesis="independence", nobs=120,
+        method="Pearson's chi-squared test",
+        statistic=7.5,
+        pvalue=float(stats.chi2(3).sf(7.5)),
+        alternative="greater",
+        df=3,
+        distribution="chi2(3)",
+        reference=stats.chi2(3),
+        null_hypothesis="independence",
+        nobs=120,
     )
 
 
@@ -29,9 +35,13 @@ def test_critical_values_from_reference_and_draws():
     draws = np.random.default_rng(0).normal(size=5000)
     two = TestResult(method="perm", statistic=0.1, pvalue=0.9, null_distribution=draws)
     lo, hi = two.critical_value(0.1)
-    assert (lo, hi) == (pytest.approx(np.quantile(draws, 0.05)), pytest.approx(np.quantile(draws, 0.95)))
-    less = TestResult(method="t", statistic=-1.0, pvalue=0.16, alternative="less",
-                      reference=stats.norm())
+    assert (lo, hi) == (
+        pytest.approx(np.quantile(draws, 0.05)),
+        pytest.approx(np.quantile(draws, 0.95)),
+    )
+    less = TestResult(
+        method="t", statistic=-1.0, pvalue=0.16, alternative="less", reference=stats.norm()
+    )
     assert less.critical_value(0.05) == pytest.approx(stats.norm.ppf(0.05))
     with pytest.raises(ValueError, match="neither a reference"):
         TestResult(method="x", statistic=1.0, pvalue=0.3).critical_value()
@@ -46,11 +56,26 @@ def test_htest_style_print():
 
 
 def test_tidy_glance_and_conf_int():
-    res = TestResult(method="z test", statistic=2.0, pvalue=0.0455, estimate=0.4, std_error=0.2,
-                     distribution="N(0,1)")
+    res = TestResult(
+        method="z test",
+        statistic=2.0,
+        pvalue=0.0455,
+        estimate=0.4,
+        std_error=0.2,
+        distribution="N(0,1)",
+    )
     tidy = res.tidy()
-    assert list(tidy.columns) == ["statistic", "p_value", "df", "distribution", "method",
-                                  "alternative", "estimate", "conf_low", "conf_high"]
+    assert list(tidy.columns) == [
+        "statistic",
+        "p_value",
+        "df",
+        "distribution",
+        "method",
+        "alternative",
+        "estimate",
+        "conf_low",
+        "conf_high",
+    ]
     assert tidy["conf_low"].iloc[0] == pytest.approx(0.4 - stats.norm.ppf(0.975) * 0.2)
     assert res.glance().equals(tidy)
     assert "p-value" in res.summary().as_text()
@@ -66,7 +91,9 @@ def test_not_applicable_is_nan_with_reason():
 
 
 def test_bad_alternative():
-    with pytest.raises(ValueError, match="`alternative` must be one of 'two-sided', 'less', 'greater'"):
+    with pytest.raises(
+        ValueError, match="`alternative` must be one of 'two-sided', 'less', 'greater'"
+    ):
         TestResult(method="x", statistic=1.0, pvalue=0.3, alternative="larger")
 
 

@@ -22,7 +22,9 @@ def test_fixed_point_residual_below_1e12(gamma):
     lam = np.geomspace(1e-4, 1e3, 40)
     for spectrum in (AR1.eigenvalues, np.ones(50), np.r_[np.zeros(20), np.geomspace(0.01, 30, 80)]):
         kappa, residual = solve_kappa(lam, gamma, spectrum)
-        direct = np.abs(lam - kappa * (1 - gamma * np.mean(spectrum / (spectrum + kappa[:, None]), 1)))
+        direct = np.abs(
+            lam - kappa * (1 - gamma * np.mean(spectrum / (spectrum + kappa[:, None]), 1))
+        )
         assert np.all(kappa > 0)
         assert np.all(direct <= 1e-12 * np.maximum(1.0, lam))
         np.testing.assert_allclose(residual, direct, atol=1e-15)
@@ -56,8 +58,14 @@ def _mp_moment(gamma, lam, power_x, power_res):
     def density(x):
         return np.sqrt((b - x) * (x - a)) / (2 * np.pi * gamma * x)
 
-    value = integrate.quad(lambda x: x**power_x / (x + lam) ** power_res * density(x), a, b,
-                           epsabs=1e-13, epsrel=1e-12, limit=200)[0]
+    value = integrate.quad(
+        lambda x: x**power_x / (x + lam) ** power_res * density(x),
+        a,
+        b,
+        epsabs=1e-13,
+        epsrel=1e-12,
+        limit=200,
+    )[0]
     if gamma > 1 and power_x == 0:
         value += (1 - 1 / gamma) / lam**power_res
     return value
@@ -71,7 +79,9 @@ def test_isotropic_case_matches_marchenko_pastur(gamma, lam):
     p, r2, sigma2 = 400, 1.7, 0.8
     signal = np.full(p, np.sqrt(r2 / p))
     res = asymptotic_risk(lam, 0.0, gamma, np.ones(p), signal, sigma2)
-    teacher = r2 * lam**2 * _mp_moment(gamma, lam, 0, 2) + sigma2 * gamma * _mp_moment(gamma, lam, 1, 2)
+    teacher = r2 * lam**2 * _mp_moment(gamma, lam, 0, 2) + sigma2 * gamma * _mp_moment(
+        gamma, lam, 1, 2
+    )
     slope = (r2 * lam - sigma2 * gamma) * _mp_moment(gamma, lam, 1, 3)
     curvature = r2 * _mp_moment(gamma, lam, 2, 4) + sigma2 * gamma * _mp_moment(gamma, lam, 1, 4)
     # quadrature reaches ~1e-11 relative; the DE's own fixed point is solved to 1e-12
@@ -95,7 +105,9 @@ def test_isotropic_reference_values_and_zero_crossing():
         sig = np.full(p, np.sqrt(r2 / p))
         root = optimize.brentq(
             lambda lam, g=gamma, s=sig, v=sigma2: optimal_xi(lam, g, np.ones(p), s, v),
-            1e-3, 50, xtol=1e-14,
+            1e-3,
+            50,
+            xtol=1e-14,
         )
         assert root == pytest.approx(gamma * sigma2 / r2, rel=1e-10)
 
@@ -113,8 +125,10 @@ def test_derivatives_match_finite_differences():
         # mixed second derivative of the off-diagonal surface, evaluated directly (no jets)
         hh = 1e-4 * lv
         mixed = (
-            cross_risk(lv + hh, lv + hh, *args) - cross_risk(lv + hh, lv - hh, *args)
-            - cross_risk(lv - hh, lv + hh, *args) + cross_risk(lv - hh, lv - hh, *args)
+            cross_risk(lv + hh, lv + hh, *args)
+            - cross_risk(lv + hh, lv - hh, *args)
+            - cross_risk(lv - hh, lv + hh, *args)
+            + cross_risk(lv - hh, lv - hh, *args)
         ) / (4 * hh**2)
         assert res.cross_derivative[i] == pytest.approx(mixed, rel=1e-5)
         assert cross_risk(lv, lv, *args) == pytest.approx(res.teacher[i], rel=1e-13)

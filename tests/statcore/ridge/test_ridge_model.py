@@ -100,8 +100,10 @@ def test_cross_gcv_derivatives_match_a_hat_matrix_twin(intercept):
     curve = SelfDistilledRidge(y, X, penalty=lam, intercept=intercept).fit().risk_curve.loc[lam]
     d1 = (surface(lam + h, lam) - surface(lam - h, lam)) / (2 * h)
     d12 = (
-        surface(lam + h, lam + h) - surface(lam + h, lam - h)
-        - surface(lam - h, lam + h) + surface(lam - h, lam - h)
+        surface(lam + h, lam + h)
+        - surface(lam + h, lam - h)
+        - surface(lam - h, lam + h)
+        + surface(lam - h, lam - h)
     ) / (4 * h**2)
     # central differences with h = 1e-4: truncation ~1e-8 relative; rounding ~eps/h^2 ~ 1e-8
     assert curve["teacher_mse"] == pytest.approx(surface(lam, lam), rel=1e-12)
@@ -137,9 +139,13 @@ def _oracle_terms(fit, design):
     return delta @ cov @ delta, -(e @ cov @ delta)
 
 
-@pytest.mark.parametrize(("gamma", "lam", "reps", "paper_ratio"), [
-    (0.5, 0.5, 8, 0.75), (2.0, 0.1, 16, 0.30),
-])
+@pytest.mark.parametrize(
+    ("gamma", "lam", "reps", "paper_ratio"),
+    [
+        (0.5, 0.5, 8, 0.75),
+        (2.0, 0.1, 16, 0.30),
+    ],
+)
 def test_curvature_estimates_cross_gcv_unbiased_paper_form_biased(gamma, lam, reps, paper_ratio):
     # D = ||beta_pd - beta_lambda||^2_Sigma (identity Sigma, p = 300), ratio of Monte Carlo means.
     # Observed: cross-GCV 0.98-1.0, the paper's form 0.75 (gamma 0.5) and 0.29 (gamma 2), as in
@@ -154,8 +160,11 @@ def test_curvature_estimates_cross_gcv_unbiased_paper_form_biased(gamma, lam, re
         model = SelfDistilledRidge(y, X, penalty=lam)
         cg, paper = model.fit(curve_penalty=lam), model.fit(xi_method="paper", curve_penalty=lam)
         d, _ = _oracle_terms(cg, design)
-        totals += [d, cg.risk_curve["risk_curvature"].iloc[0],
-                   paper.risk_curve["risk_curvature"].iloc[0]]
+        totals += [
+            d,
+            cg.risk_curve["risk_curvature"].iloc[0],
+            paper.risk_curve["risk_curvature"].iloc[0],
+        ]
     assert totals[1] / totals[0] == pytest.approx(1.0, abs=0.08)
     assert totals[2] / totals[0] == pytest.approx(paper_ratio, abs=0.08)
 

@@ -235,7 +235,10 @@ def test_from_formula_equals_the_array_path():
 def test_estimator_conventions_and_iteration_record():
     sample = simulate.linear_shift(40, dim=2, mean_shift=1.0, random_state=1)
     model = DataShifts(
-        sample["x_source"], sample["y_source"], sample["x_target"], sample["y_target"],
+        sample["x_source"],
+        sample["y_source"],
+        sample["x_target"],
+        sample["y_target"],
         epsilon=0.1,
     )
     assert repr(model).startswith("DataShifts(n_source=40, n_target=40") and model.nobs == 80
