@@ -4,10 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 # The CPU build of torch that lies on this machine's disk; a plain `torch` requirement would pull CUDA.
 TORCH_SPEC ?= torch==2.13.0
-EXTRAS := ml,dist,manifold,network,dev
+EXTRAS := ml,dist,manifold,network,dev,docs
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo bench clean
+.PHONY: install test demo docs bench clean
 
 install: $(STAMP)
 
@@ -24,6 +24,10 @@ test: $(STAMP)
 
 demo: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m statcore._vignettes vignettes build/vignettes
+
+# The site reuses the notebooks that demo executed; docs/README.md says what it holds.
+docs: demo
+	MPLBACKEND=Agg $(BIN)/python docs/build.py build/docs --notebooks build/vignettes
 
 bench: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python benchmarks/run.py --output build/benchmarks.md

@@ -179,8 +179,24 @@ def torch_generator(random_state, device=None) -> torch.Generator | None:
     Returns
     -------
     torch.Generator or None
+
+    Raises
+    ------
+    TypeError
+        For anything else (a numpy Generator, a float, a string).
+    ValueError
+        For a negative seed, or a generator on another device type than ``device`` (torch
+        would refuse it only at the first draw).
     """
-    if random_state is None or isinstance(random_state, torch.Generator):
+    if random_state is None:
+        return None
+    if isinstance(random_state, torch.Generator):
+        if device is not None and random_state.device.type != torch.device(device).type:
+            raise ValueError(
+                f"`random_state` is a torch.Generator on {random_state.device.type}, but the "
+                f"draws are on {torch.device(device)}; create it with "
+                f"torch.Generator(device={torch.device(device).type!r})"
+            )
         return random_state
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         seed = check_scalar(

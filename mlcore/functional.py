@@ -6,16 +6,24 @@ follows its input's device and dtype.
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 
-from statcore._validation import check_option
+from mlcore._checks import check_finite, check_tensor, check_token_ids
+from statcore._validation import check_option, check_scalar
 
 REDUCTIONS = ("mean", "sum", "none")
 
 
-def _reduce(values: torch.Tensor, reduction: str) -> torch.Tensor:
+def _reduce(values: torch.Tensor, reduction: str, *, name: str) -> torch.Tensor:
     check_option(reduction, name="reduction", options=REDUCTIONS)
     if reduction == "mean":
+        # torch's mean of nothing is NaN; an empty batch is a caller's slip, not a loss of NaN
+        if values.numel() == 0:
+            raise ValueError(
+                f"`{name}` has an empty batch: reduction='mean' is undefined over no rows"
+            )
         return values.mean()
     if reduction == "sum":
         return values.sum()
@@ -43,6 +51,14 @@ def softmax_entropy(
     Returns
     -------
     Tensor
+        NaN where a row of ``logits`` holds NaN (propagated, as torch's losses do).
+
+    Raises
+    ------
+    TypeError
+        When ``logits`` is not a floating-point tensor.
+    ValueError
+        For a ``dim`` outside the tensor, or an empty batch with ``reduction="mean"``.
 
     References
     ----------
@@ -54,13 +70,15 @@ def softmax_entropy(
     >>> float(softmax_entropy(torch.zeros(1, 4)))  # uniform over 4 classes: log 4
     1.3862943649291992
     """
-    if not isinstance(logits, torch.Tensor):
-        raise TypeError(f"`logits` must be a torch.Tensor; got {type(logits).__name__}")
+    check_tensor(logits, name="logits", kind="floating")
     if logits.ndim == 0:
         raise ValueError("`logits` must have a class dimension; got a 0-d tensor")
+    dim = check_scalar(
+        dim, name="dim", kind=numbers.Integral, low=-logits.ndim, high=logits.ndim - 1
+    )
     log_p = torch.log_softmax(logits, dim=dim)
     entropy = -(log_p.exp() * log_p).sum(dim=dim)
-    return _reduce(entropy, reduction)
+    return _reduce(entropy, reduction, name="logits")
 
 
 def masked_diffusion_loss(
@@ -86,24 +104,45 @@ def masked_diffusion_loss(
     masked : Tensor of bool (batch, length)
         Which positions of :math:`x_t` are masked (only they contribute).
     t : Tensor (batch,)
-        Diffusion times in (0, 1].
+        Diffusion times in (0, 1] (the 1/t weight is infinite at 0, and the bound has no
+        meaning outside the diffusion's time interval).
     reduction : {"mean", "sum", "none"}
         Over sequences; ``"none"`` gives one per-token bound per sequence.
+
+    Raises
+    ------
+    TypeError
+        For non-floating ``logits`` or ``t``, non-integer ``x0`` or non-boolean ``masked``.
+    ValueError
+        For mismatched shapes, ids of ``x0`` outside the vocabulary, times outside (0, 1], or
+        an empty batch with ``reduction="mean"``.
 
     References
     ----------
     Sahoo, S. S. et al. (2024). Simple and effective masked diffusion language models.
     *NeurIPS 2024*.
     """
-    if logits.ndim != 3 or x0.shape != logits.shape[:2] or masked.shape != x0.shape:
-        raise ValueError(
-            "`logits` must be (batch, length, vocab) with `x0` and `masked` (batch, length); got "
-            f"{tuple(logits.shape)}, {tuple(x0.shape)} and {tuple(masked.shape)}"
-        )
-    if t.shape != x0.shape[:1]:
-        raise ValueError(
-            f"`t` must have shape (batch,) = {tuple(x0.shape[:1])}; got {tuple(t.shape)}"
-        )
+    check_tensor(logits, name="logits", dims=("batch", "length", "vocab"), kind="floating")
+    batch, length, vocab = logits.shape
+    sizes = {"batch": batch, "length": length}
+    check_tensor(x0, name="x0", dims=("batch", "length"), sizes=sizes)
+    check_token_ids(x0, name="x0", vocab=vocab)
+    check_tensor(masked, name="masked", dims=("batch", "length"), sizes=sizes)
+    if masked.dtype != torch.bool:
+        raise TypeError(f"`masked` must be a boolean tensor; got dtype {masked.dtype}")
+    check_tensor(t, name="t", dims=("batch",), sizes=sizes, kind="floating")
+    check_times(t, name="t")
     nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), x0, reduction="none")
     per_sequence = (nll * masked.to(nll.dtype)).sum(1) / t.to(nll.dtype) / x0.shape[1]
-    return _reduce(per_sequence, reduction)
+    return _reduce(per_sequence, reduction, name="logits")
+
+
+def check_times(t: torch.Tensor, *, name: str) -> torch.Tensor:
+    """Diffusion times, each in (0, 1] (NaN is outside)."""
+    inside = (t > 0) & (t <= 1)
+    if not bool(inside.all()):
+        check_finite(t, name=name)
+        raise ValueError(
+            f"`{name}` must lie in (0, 1]; got values from {float(t.min()):g} to {float(t.max()):g}"
+        )
+    return t

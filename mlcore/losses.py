@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numbers
+
 from torch import nn
 
 from mlcore import functional as F
-from statcore._validation import check_option
+from statcore._validation import check_option, check_scalar
 
 
 class EntropyLoss(nn.Module):
@@ -27,7 +29,8 @@ class EntropyLoss(nn.Module):
 
     def __init__(self, dim: int = -1, reduction: str = "mean"):
         super().__init__()
-        self.dim = dim
+        # the range is checked against each input's dimensions in forward
+        self.dim = check_scalar(dim, name="dim", kind=numbers.Integral)
         self.reduction = check_option(reduction, name="reduction", options=F.REDUCTIONS)
 
     def forward(self, logits):

@@ -25,7 +25,7 @@ from statcore._validation import (
     check_same_length,
 )
 from statcore.results import EstimationResults, ResamplingResult, Results, Summary
-from statcore.results._plotting import get_ax
+from statcore.results._plotting import get_ax, legend_beside
 
 #: History columns that index a logged step rather than measure it.
 INDEX_COLUMNS = ("step", "epoch", "lr")
@@ -36,17 +36,26 @@ EVALUATION_CI_METHODS = ("percentile", "basic", "normal")
 _CHUNK_ELEMENTS = 2**22
 
 
-def _plot_curves(results, ax=None, metrics=None, **kwargs):
-    """Learning curves: each metric against ``step`` on one Axes, the best step starred.
+def _plot_curves(results, ax=None, metrics=None, lr=None, **kwargs):
+    """Learning curves against ``step``, the best step starred; the learning rate in a panel
+    of its own below.
 
     Parameters
     ----------
     results : TrainingResult
     ax : matplotlib Axes, optional
+        A subplot to draw in (split in two when the learning rate is drawn).
     metrics : str or list of str, optional
         Metrics to draw (default: all of them).
+    lr : bool, optional
+        Draw the learning rate (on its own axis, log scale when it spans more than a
+        decade); default: when ``history`` logs one.
     **kwargs
         Passed to ``Axes.plot`` for every curve.
+
+    Returns
+    -------
+    Axes, or an array ``[curves, learning rate]`` when the learning rate is drawn.
     """
     if metrics is None:
         metrics = results.metrics
@@ -56,7 +65,15 @@ def _plot_curves(results, ax=None, metrics=None, **kwargs):
         metrics = list(metrics)
     for metric in metrics:
         check_option(metric, name="metrics", options=results.metrics)
-    ax = get_ax(ax)
+    rates = results.history[["step", "lr"]].dropna()
+    if lr is None:
+        lr = len(rates) > 0
+    elif lr and not len(rates):
+        raise ValueError("`lr=True` but `history` logs no learning rate")
+    if lr:
+        ax, lr_ax = _curves_and_rate_axes(ax)
+    else:
+        ax = get_ax(ax)
     for metric in metrics:
         logged = results.history[["step", metric]].dropna()
         ax.plot(logged["step"], logged[metric], label=metric, **kwargs)
@@ -70,11 +87,41 @@ def _plot_curves(results, ax=None, metrics=None, **kwargs):
             zorder=3,
             label=f"best step ({results.best_step})",
         )
-    ax.set_xlabel("step")
     ax.set_ylabel(metrics[0] if len(metrics) == 1 else "value")
     ax.set_title(results.method)
-    ax.legend(frameon=False)
-    return ax
+    legend_beside(ax)
+    if not lr:
+        ax.set_xlabel("step")
+        return ax
+    lr_ax.plot(rates["step"], rates["lr"], color="0.3")
+    positive = rates["lr"][rates["lr"] > 0]
+    if len(positive) and positive.max() > 10 * positive.min():
+        lr_ax.set_yscale("log")
+    lr_ax.set_ylabel("learning rate")
+    lr_ax.set_xlabel("step")
+    ax.tick_params(labelbottom=False)
+    return np.array([ax, lr_ax])
+
+
+def _curves_and_rate_axes(ax):
+    """A tall panel for the curves over a short one for the learning rate, sharing ``step``."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig = plt.figure(figsize=(6.4, 4.8), layout="constrained")
+        spec = fig.add_gridspec(2, 1, height_ratios=[3, 1])
+    else:
+        parent = ax.get_subplotspec()
+        if parent is None:
+            raise ValueError(
+                "`ax` must be a subplot (from `plt.subplots`) to hold the curves and the "
+                "learning-rate panel; or pass `lr=False`"
+            )
+        fig = ax.figure
+        spec = parent.subgridspec(2, 1, height_ratios=[3, 1])
+        ax.remove()
+    curves = fig.add_subplot(spec[0])
+    return curves, fig.add_subplot(spec[1], sharex=curves)
 
 
 def _scalar(value, *, name: str):
@@ -270,7 +317,7 @@ class TrainingResult(Results):
             f"`{self.monitor}`."
         )
         return Summary(
-            title=self.method,
+            title=self._title(),
             info=self._info(),
             tables={"metrics": table},
             notes=self.notes + (note,) + self._convergence_notes(),

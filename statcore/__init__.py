@@ -26,6 +26,7 @@ _EXPORTS = {
     "get_backend": "statcore.distributed",
     "borrowed_backend": "statcore.distributed",
     "MonteCarloStudy": "statcore.distributed",
+    "warmup": "statcore._numba",
 }
 _SUBMODULES = (
     "base",

@@ -1,6 +1,58 @@
-"""The one njit shim: project defaults for every numba kernel."""
+"""The one njit shim: project defaults for every numba kernel, the first-compile notice, warmup.
+
+Where compiled kernels are kept: ``cache=True`` lets numba's own chain of cache locators pick the
+place, first ``NUMBA_CACHE_DIR`` when the user set it, then the ``__pycache__`` folder beside the
+kernel's source when that folder is writable (a development checkout, a user-owned venv), then the
+user-wide cache folder (``~/.cache/numba`` on Linux) when the package lies read-only (a system or
+shared install). So a kernel compiles once per machine and Python version, never once per process,
+and statcore sets no process-wide numba setting of its own (``NUMBA_CACHE_DIR`` would move the
+cache of every other numba user in the process too).
+
+The first real compile of a statcore kernel in a process (a cache miss: numba loading a cached
+kernel does not count) prints one line to standard error, so a first call that stalls for a few
+seconds says why. :func:`warmup` compiles the common kernels ahead of time.
+"""
+
+import sys
+import time
+import warnings
 
 import numba
+from numba.core import event
+
+#: The line printed once per process, before the first statcore kernel compiles.
+COMPILE_NOTICE = (
+    "statcore: compiling kernels (first use only; cached afterwards, "
+    "statcore.warmup() does it ahead of time)"
+)
+
+_PACKAGES = ("statcore.", "mlcore.")
+
+
+class _FirstCompileNotice(event.Listener):
+    """Prints :data:`COMPILE_NOTICE` when a statcore kernel starts compiling, once per process.
+
+    numba fires ``numba:compile`` only for a real compile, after the on-disk cache missed. A
+    compile of someone else's numba function is not ours to announce.
+    """
+
+    def __init__(self):
+        self.announced = False
+
+    def on_start(self, ev):
+        if self.announced:
+            return
+        module = getattr(ev.data["dispatcher"].py_func, "__module__", "") or ""
+        if module.startswith(_PACKAGES):
+            self.announced = True
+            print(COMPILE_NOTICE, file=sys.stderr, flush=True)
+
+    def on_end(self, ev):
+        pass
+
+
+_notice = _FirstCompileNotice()
+event.register("numba:compile", _notice)
 
 
 def njit(func=None, **options):
@@ -14,3 +66,106 @@ def njit(func=None, **options):
     if func is None:
         return lambda f: numba.njit(**options)(f)
     return numba.njit(**options)(func)
+
+
+def _warm_quantreg(rng):
+    from statcore.quantreg import QuantReg
+
+    X = rng.normal(size=(40, 2))
+    y = X @ [1.0, -0.5] + rng.normal(size=40)
+    for method in ("fn", "conquer"):
+        QuantReg(y, X, q=[0.25, 0.5]).fit(method=method)
+
+
+def _warm_quantized(rng):
+    from statcore.quantized import QuantizedNVMM, QuantizedRegression, Quantizer
+
+    quantizer = Quantizer.uniform(0.5, n_bits=3)
+    x = rng.normal(size=60)
+    codes = quantizer.quantize(x)
+    for family in ("gaussian", "t"):
+        QuantizedNVMM.from_codes(codes, quantizer, family=family).fit(maxiter=5)
+    X = rng.normal(size=(60, 1))
+    QuantizedRegression(quantizer.quantize(X[:, 0] + x), X, quantizer=quantizer).fit(maxiter=5)
+
+
+def _warm_manifold(rng):
+    from statcore.manifold import Sphere, frechet_mean, mmdd_test, simulate
+
+    sphere = Sphere(2)
+    Y, X = simulate.draw("sphere", "mean_shift", 30, random_state=rng)
+    mmdd_test(Y, X, sphere, n_resamples=19, random_state=rng)
+    frechet_mean(Y, sphere)
+
+
+def _warm_ot(rng):
+    from statcore.ot import sinkhorn_divergence, sinkhorn_points
+
+    x, y = rng.normal(size=(30, 2)), rng.normal(size=(25, 2))
+    sinkhorn_points(x, y, epsilon=0.5)
+    sinkhorn_divergence(x, y, epsilon=0.5)
+
+
+def _warm_network(rng):
+    import networkx as nx
+
+    from statcore.network import LatentSpaceModel
+
+    graph = nx.gnp_random_graph(30, 0.2, seed=int(rng.integers(2**31)))
+    LatentSpaceModel(graph, dim=2).fit(maxiter=5)
+
+
+#: The areas with numba kernels and a small call through each one's public API. Public calls,
+#: not the kernels themselves: they reach the kernels with the argument types of real use.
+_AREAS = {
+    "quantreg": _warm_quantreg,
+    "quantized": _warm_quantized,
+    "manifold": _warm_manifold,
+    "ot": _warm_ot,
+    "network": _warm_network,
+}
+
+
+def warmup(areas=None) -> dict[str, float]:
+    """Compile (or load from the cache) the numba kernels of the method areas ahead of use.
+
+    Each area runs one small fit through its public API on made-up data, so the kernels that a
+    first real call would otherwise compile, for 5 to 15 seconds in all on a cold cache, are
+    compiled now and kept in numba's on-disk cache (see :mod:`statcore._numba`). Later processes
+    load them in well under a second. The small fits' results and warnings are discarded.
+
+    Parameters
+    ----------
+    areas : sequence of str, optional
+        Which of ``"quantreg"``, ``"quantized"``, ``"manifold"``, ``"ot"``, ``"network"`` to warm;
+        all of them by default.
+
+    Returns
+    -------
+    dict
+        Seconds taken per area, in the order run.
+
+    Examples
+    --------
+    >>> import statcore
+    >>> seconds = statcore.warmup(["quantreg"])  # doctest: +SKIP
+    """
+    import numpy as np
+
+    from statcore._validation import check_option
+
+    if areas is None:
+        areas = list(_AREAS)
+    elif isinstance(areas, str):
+        areas = [areas]
+    areas = [check_option(area, name="areas", options=tuple(_AREAS)) for area in areas]
+    rng = np.random.default_rng(0)
+    seconds = {}
+    for area in areas:
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            # The made-up fits are cut short (maxiter) on purpose: their warnings mean nothing.
+            warnings.simplefilter("ignore")
+            _AREAS[area](rng)
+        seconds[area] = time.perf_counter() - start
+    return seconds

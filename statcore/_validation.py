@@ -48,6 +48,9 @@ def as_float_array(
     min_rows : int
         Smallest accepted length of the first axis.
     """
+    if x is None:
+        raise TypeError(f"`{name}` must be numeric array-like; got None")
+    _refuse_non_real(x, name=name)
     try:
         arr = np.array(x, dtype=np.float64, order="C", copy=True)
     except (TypeError, ValueError) as exc:
@@ -59,8 +62,8 @@ def as_float_array(
             raise ValueError(
                 f"`{name}` must be {want}; got a {arr.ndim}-D array of shape {arr.shape}"
             )
-    if arr.ndim and arr.shape[0] < min_rows:
-        raise ValueError(f"`{name}` needs at least {min_rows} rows; got {arr.shape[0]}")
+    if arr.ndim:
+        check_n_rows(arr.shape[0], name=name, minimum=min_rows)
     if not allow_nan and np.isnan(arr).any():
         where = np.argwhere(np.isnan(arr))[0].tolist()
         raise ValueError(
@@ -74,6 +77,64 @@ def as_float_array(
             f"value(s) (first at index {tuple(where)})"
         )
     return arr
+
+
+def _refuse_non_real(x, *, name: str) -> None:
+    """Refuse what a float conversion would silently change: complex numbers (numpy drops the
+    imaginary part) and text (``"1"`` would become 1.0). Object arrays are checked entry by
+    entry, since pandas frames of mixed numeric and boolean columns arrive as object arrays."""
+    try:
+        raw = np.asarray(x)
+    except (TypeError, ValueError):
+        return  # ragged or not array-like: the float conversion reports it
+    kind = raw.dtype.kind
+    if kind == "c":
+        raise TypeError(
+            f"`{name}` must be real; got complex values ({describe(x)}); pass `.real` or "
+            "`abs()` explicitly"
+        )
+    if kind in "USVMm":
+        raise TypeError(
+            f"`{name}` must be numeric array-like; got {describe(x)} (dtype {raw.dtype})"
+        )
+    if kind == "O":
+        for value in raw.flat:
+            if isinstance(value, str | bytes) or (
+                isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real)
+            ):
+                raise TypeError(
+                    f"`{name}` must be numeric array-like with real entries; got the entry "
+                    f"{value!r} ({type(value).__name__})"
+                )
+
+
+def check_n_rows(n: int, *, name: str, minimum: int = 2) -> int:
+    """At least ``minimum`` rows (observations) in the argument ``name``; returns ``n``.
+
+    One row or none cannot identify a fit: say so, before a later check blames the columns
+    (every column of one row is constant) or a solver divides by zero.
+    """
+    if n < minimum:
+        want = "1 row" if minimum == 1 else f"{minimum} rows"
+        got = {0: "no rows", 1: "one row"}.get(n, str(n))
+        raise ValueError(f"`{name}` needs at least {want}; got {got}")
+    return n
+
+
+def check_design(X: np.ndarray, names: Sequence[str]) -> None:
+    """A design matrix that identifies its coefficients: columns, more rows than columns and
+    full column rank (a solver would otherwise fail deep inside with a LinAlgError)."""
+    n, p = X.shape
+    if p == 0:
+        raise ValueError("the design has no columns: nothing to estimate")
+    if n <= p:
+        raise ValueError(f"the design needs more rows than columns; got {n} rows, {p} columns")
+    rank = np.linalg.matrix_rank(X)
+    if rank < p:
+        raise ValueError(
+            f"the design matrix is singular (rank {rank} < {p} columns {list(names)}); "
+            "drop collinear terms"
+        )
 
 
 def check_same_length(**arrays) -> int:
@@ -100,6 +161,8 @@ def check_scalar(
         kinds = kind if isinstance(kind, tuple) else (kind,)
         want = " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds)
         raise TypeError(f"`{name}` must be {want}; got {describe(value)}")
+    if isinstance(value, np.generic):
+        value = value.item()  # messages show 2.0, not np.float64(2.0)
     if isinstance(value, numbers.Real) and not np.isfinite(value):
         raise ValueError(f"`{name}` must be finite; got {value!r}")
     below = low is not None and (value < low if low_inclusive else value <= low)

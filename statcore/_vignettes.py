@@ -15,7 +15,9 @@ vignettes in order of file name and, for each one,
    in the kernel, even when the harness itself runs under ``MPLBACKEND=Agg``, so every figure
    becomes a PNG output. Each cell may run for ``--timeout`` seconds (600 by default);
 3. writes ``OUT_DIR/<stem>.html`` with nbconvert's HTMLExporter. Figures are embedded as
-   ``data:image/png;base64`` URIs, so each page stands alone.
+   ``data:image/png;base64`` URIs, so each page stands alone;
+4. writes the executed notebook, outputs included, to ``OUT_DIR/<stem>.ipynb``: the documentation
+   site (``make docs``) renders these rather than running every vignette a second time.
 
 Finally it writes ``OUT_DIR/index.html``, linking every vignette under its title (its first
 markdown heading, else its file name) with its status, and prints that file's path.
@@ -61,8 +63,9 @@ class VignetteResult:
     """How one vignette went.
 
     ``name`` is the file's stem, ``title`` its first markdown heading (else ``name``), ``html``
-    the page written for it. ``ok`` is false when it failed; then ``error`` is the one-line
-    ``"ExceptionName: message"`` and ``traceback`` the full report, both ``None`` when it ran.
+    the page written for it; the executed notebook lies beside it (``html.with_suffix(".ipynb")``).
+    ``ok`` is false when it failed; then ``error`` is the one-line ``"ExceptionName: message"``
+    and ``traceback`` the full report, both ``None`` when it ran.
     """
 
     name: str
@@ -115,6 +118,7 @@ def _build_one(source: Path, out_dir: Path, timeout) -> VignetteResult:
     page, _ = HTMLExporter().from_notebook_node(notebook, resources={"metadata": {"name": title}})
     target = out_dir / f"{source.stem}.html"
     target.write_text(page, encoding="utf-8")
+    nbformat.write(notebook, out_dir / f"{source.stem}.ipynb")
     return VignetteResult(
         name=source.stem,
         title=title,

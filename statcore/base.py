@@ -173,11 +173,22 @@ class LikelihoodModel(Model):
     """A model estimated by maximum likelihood (statsmodels' ``GenericLikelihoodModel`` role).
 
     Subclasses provide ``loglike(params)`` (the total log-likelihood) and may provide ``score``,
-    ``hessian``, ``start_params`` and ``param_names``; the base supplies numerical derivatives,
-    the optimiser, the inverse observed-information covariance and ``LikelihoodResults``.
+    ``hessian``, ``start_params``, ``param_names`` and ``inverse_link``; the base supplies
+    numerical derivatives, the optimiser, the inverse observed-information covariance and
+    ``LikelihoodResults``.
     """
 
     method_name = "Maximum likelihood"
+
+    @staticmethod
+    def inverse_link(linear):
+        """The mean of the response given the linear predictor ``X beta`` (identity here).
+
+        A model with a nonlinear link overrides it as a ``staticmethod`` of the linear
+        predictor alone (``scipy.special.expit`` for a logit), so that ``predict()`` returns the
+        response scale, and it travels with a stripped result.
+        """
+        return linear
 
     @property
     def param_names(self) -> list[str]:
@@ -288,6 +299,8 @@ class LikelihoodModel(Model):
                 "The observed information is not positive definite: standard errors are "
                 "unreliable.",
             )
+        if type(self).inverse_link is not LikelihoodModel.inverse_link:
+            fields["inverse_link"] = self.inverse_link
         return LikelihoodResults(
             method=self.method_name,
             params=pd.Series(opt.x, index=names, name="estimate"),

@@ -15,7 +15,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from statcore._validation import as_float_array, check_option, check_same_length
+from statcore._validation import (
+    as_float_array,
+    check_n_rows,
+    check_option,
+    check_same_length,
+)
 
 MISSING = ("raise", "drop")
 INTERCEPT = "Intercept"
@@ -110,6 +115,9 @@ class Design:
         Rows dropped for missing values (``missing="drop"``).
     source : DataFrame or None
         A copy of the kept rows of the user's data frame (formula input), for ``augment``.
+    kept : ndarray of int or None
+        Positions in the user's ``endog`` of the rows kept (array input), so that models can
+        subset what they hold beside the design (a quantized response's cells).
     """
 
     y: np.ndarray | None
@@ -118,6 +126,7 @@ class Design:
     row_labels: pd.Index
     n_dropped: int = 0
     source: pd.DataFrame | None = field(default=None, repr=False)
+    kept: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def nobs(self) -> int:
@@ -185,6 +194,20 @@ def _names_and_values(obj, *, name: str, default: str):
     return [f"{default}{j}" for j in range(values.shape[1])], None, values
 
 
+def _aligned(X: np.ndarray, x_index, y_index) -> np.ndarray:
+    """Rows of ``X`` in the order of ``y``'s labels when both are pandas objects (statsmodels
+    refuses what it cannot align; pairing by position would silently mismatch rows)."""
+    if x_index is None or y_index is None or x_index.equals(y_index):
+        return X
+    if x_index.is_unique and y_index.is_unique and set(x_index) == set(y_index):
+        return X[x_index.get_indexer(y_index)]
+    differ = list(y_index.symmetric_difference(x_index)[:3]) or "duplicated labels"
+    raise ValueError(
+        f"`endog` and `exog` must carry the same index labels; they differ ({differ}): align "
+        "them, or pass `.to_numpy()` to pair rows by position"
+    )
+
+
 def design_from_arrays(
     endog, exog=None, *, intercept: bool = True, missing: str = "raise"
 ) -> Design:
@@ -195,7 +218,9 @@ def design_from_arrays(
     endog : array_like of shape (n,)
         Response; a Series' name becomes ``y_name`` (default ``"y"``).
     exog : array_like of shape (n,) or (n, k), optional
-        Regressors; DataFrame columns become term names (default ``x0, x1, ...``).
+        Regressors; DataFrame columns become term names (default ``x0, x1, ...``). When both
+        ``endog`` and ``exog`` are pandas objects, rows are paired by index label (``exog`` is
+        put in ``endog``'s order); indexes with different labels are refused.
     intercept : bool
         Add an ``Intercept`` column (to the copy). Input that already holds a constant column
         is refused: pass ``intercept=False`` to use it.
@@ -221,6 +246,8 @@ def design_from_arrays(
         if X.ndim == 1:
             X = X.reshape(-1, 1)
     check_same_length(endog=y, exog=X)
+    check_n_rows(len(y), name="endog")
+    X = _aligned(X, x_index, y_index)
     if not np.isfinite(y[~np.isnan(y)]).all() or not np.isfinite(X[~np.isnan(X)]).all():
         which = "endog" if not np.isfinite(y[~np.isnan(y)]).all() else "exog"
         raise ValueError(f"`{which}` must be finite; found infinite values")
@@ -232,6 +259,8 @@ def design_from_arrays(
             f"`{where}` has missing values in {n_dropped} row(s); pass missing='drop' to drop them"
         )
     y, X = y[keep], X[keep]
+    if n_dropped:
+        check_n_rows(len(y), name="endog (after dropping missing rows)")
     index = y_index if y_index is not None else x_index
     row_labels = (pd.RangeIndex(len(keep)) if index is None else pd.Index(index))[keep]
     if intercept:
@@ -256,6 +285,7 @@ def design_from_arrays(
         spec=spec,
         row_labels=row_labels,
         n_dropped=n_dropped,
+        kept=np.flatnonzero(keep),
     )
 
 
@@ -284,10 +314,15 @@ def design_from_formula(formula: str, data, *, missing: str = "raise", context=N
         matrices = model_matrix(formula, frame, na_action="drop", context=context or {})
     except (FormulaicError, NameError, KeyError, SyntaxError) as exc:
         raise ValueError(f"`formula` {formula!r} could not be evaluated on `data`: {exc}") from None
+    if not hasattr(matrices, "lhs"):
+        raise ValueError(
+            f"`formula` {formula!r} has no response; this model needs one: write 'response ~ terms'"
+        )
     lhs, rhs = matrices.lhs, matrices.rhs
     if lhs.shape[1] != 1:
         raise ValueError(f"`formula` must have one response column; got {list(lhs.columns)}")
     n_dropped = len(frame) - len(rhs)
+    check_n_rows(len(rhs), name="data" + (" (after dropping missing rows)" if n_dropped else ""))
     if n_dropped and missing == "raise":
         variables = sorted(
             set(lhs.model_spec.required_variables) | set(rhs.model_spec.required_variables)

@@ -1,7 +1,9 @@
 """The vignette harness (``make demo``), and the repository's own vignettes.
 
 Each executed vignette starts a kernel (about a second), so the hand-written vignettes are
-built once per module and shared by the tests.
+built once per module and shared by the tests. The repository's vignettes take minutes: they
+run once per test session (:func:`repository_vignettes`), and tests/test_docs.py builds the
+site from the same executed notebooks.
 """
 
 import os
@@ -9,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from statcore._vignettes import build_vignettes, main
@@ -64,6 +67,11 @@ def test_good_vignette_page_holds_output_and_embedded_figure(built):
     assert good.ok and good.error is None and good.traceback is None
     assert good.title == "A good vignette"
     assert good.html == out / "a_good.html"
+    notebook = nbformat.read(out / "a_good.ipynb", as_version=4)
+    [image] = [
+        o for c in notebook.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})
+    ]
+    assert image
     page = good.html.read_text()
     assert "printed-by-the-good-vignette" in page
     assert 'src="data:image/png;base64,' in page
@@ -133,9 +141,26 @@ def test_no_vignettes_is_an_error(tmp_path, capsys):
     assert "no vignettes" in capsys.readouterr().err
 
 
-def test_repository_vignettes_all_execute(tmp_path):
+_REPOSITORY_RUN = {}
+
+
+def run_repository_vignettes(tmp_path_factory):
+    """``(out_dir, results)`` of executing the repository's vignettes, once per test session.
+
+    A plain cache rather than a session fixture: a fixture imported into another test module is
+    a second fixture there, and would run the vignettes a second time.
+    """
+    if "run" not in _REPOSITORY_RUN:
+        out = tmp_path_factory.mktemp("repository_vignettes")
+        _REPOSITORY_RUN["run"] = out, build_vignettes(REPO_VIGNETTES, out)
+    return _REPOSITORY_RUN["run"]
+
+
+def test_repository_vignettes_all_execute(tmp_path_factory):
     sources = sorted(REPO_VIGNETTES.glob("*.py"))
     assert sources, f"no vignettes found in {REPO_VIGNETTES}"
-    results = build_vignettes(REPO_VIGNETTES, tmp_path)
+    _, results = run_repository_vignettes(tmp_path_factory)
+    assert [result.name for result in results] == [source.stem for source in sources]
+    assert all(result.html.with_suffix(".ipynb").exists() for result in results)
     failures = {result.name: result.traceback for result in results if not result.ok}
     assert not failures, "\n\n".join(f"{name}:\n{tb}" for name, tb in failures.items())

@@ -200,6 +200,51 @@ with warnings.catch_warnings(record=True) as caught:
 print(early.iterations.status, early.converged, "|", caught[0].message)
 
 # %% [markdown]
+# The Huber fit reports no standard errors, so its table has no interval columns (not columns
+# of NaN), and asking for intervals says so:
+
+# %%
+print(huber.summary())
+try:
+    huber.conf_int()
+except ValueError as err:
+    print("ValueError:", err)
+
+# %% [markdown]
+# ## A likelihood model with a link
+#
+# A `LikelihoodModel` needs only `loglike`; the base maximises it and takes the covariance from
+# the observed information. With an `inverse_link`, `predict()` answers on the response scale (a
+# probability here) and `predict(which="linear")` gives the linear predictor, as in statsmodels.
+# `df_model` counts the slopes (statsmodels' convention); AIC and BIC count every parameter
+# (`k_params`).
+
+# %%
+from scipy import special
+
+from statcore.base import LikelihoodModel
+
+
+class Logit(LikelihoodModel):
+    """Logistic regression: P(y = 1) = expit(X beta)."""
+
+    method_name = "Logistic regression"
+    inverse_link = staticmethod(special.expit)
+
+    def loglike(self, params):
+        eta = self.exog @ params
+        return float(self.endog @ eta - np.logaddexp(0.0, eta).sum())
+
+
+engel["big_spender"] = (engel["foodexp"] > engel["foodexp"].median()).astype(float)
+logit = Logit.from_formula("big_spender ~ income", engel).fit()
+print(logit.summary())
+incomes = pd.DataFrame({"income": [500.0, 1000.0, 2000.0]})
+pd.DataFrame(
+    {"probability": logit.predict(incomes), "linear": logit.predict(incomes, which="linear")}
+)
+
+# %% [markdown]
 # ## Bootstrap reference
 #
 # A `ResamplingResult` holds replicates and gives percentile, basic, normal and BCa
@@ -240,11 +285,17 @@ boot_res = replace(
 )
 compare(res, boot_res, names=["classical", "bootstrap"], show="conf_int")
 
+# %% [markdown]
+# Every results class lists its plots in `help(res.plot)`. The coefficient plot gives each term
+# a panel of its own, so that an intercept near 100 and a slope near 0.5 are both readable; an
+# Axes passed in is split into those panels.
+
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+print(res.plot.__doc__.split("ax :")[0])
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.5), layout="constrained")
 boot.plot(term="income", ax=axes[0])
 res.plot(ax=axes[1])
-fig.tight_layout()
+plt.show()
 
 # %% [markdown]
 # ## Tests
@@ -289,3 +340,4 @@ print(coverage.summary())
 
 # %%
 coverage.plot(metric="covered")
+plt.show()

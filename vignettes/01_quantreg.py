@@ -65,6 +65,7 @@ for level, line in fan.predict(grid).items():
 ax.set_xlabel("household income")
 ax.set_ylabel("food expenditure")
 ax.legend(frameon=False)
+plt.show()
 
 # %% [markdown]
 # The three solvers agree: `fn` and HiGHS reach the same check loss; `conquer` minimises a

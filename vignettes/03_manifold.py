@@ -28,6 +28,7 @@ print(res)
 mean = frechet_mean(Y, Sphere(2))
 print("Fréchet mean:", mean.mean)
 res.plot()
+plt.show()
 
 # %% [markdown]
 # Every iterative routine reports how it stopped in one record: status, iterations, the
@@ -86,6 +87,7 @@ ax.axhline(0.05, color="0.5", lw=1, ls="--")
 ax.set_xlabel("n")
 ax.set_ylabel("rejection rate at alpha = 0.05")
 ax.legend(frameon=False)
+plt.show()
 
 # %% [markdown]
 # ## Real SPD data: brain connectomes and schizophrenia

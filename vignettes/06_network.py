@@ -89,6 +89,7 @@ for name, res in [("SyNG-D", syng_d), ("SyNG-KDE", syng_kde)]:
 ax.set_xlabel(r"node intercept $\alpha$")
 ax.legend(frameon=False)
 ax.set_title("generated degree parameters")
+plt.show()
 
 # %% [markdown]
 # ## Comparison with baselines
@@ -110,6 +111,7 @@ comparison.wide()
 comparison.plot(
     metrics=["triangle_rel_rmse", "clustering_rmse", "degree_ks", "degree_w1", "spectrum_energy"]
 )
+plt.show()
 
 # %% [markdown]
 # On this graph SyNG-R beats every baseline on triangle density and transitivity (the latent
@@ -134,3 +136,4 @@ ax.set_xscale("log")
 ax.set_xlabel("degree")
 ax.legend(frameon=False)
 ax.set_title("degree distributions")
+plt.show()

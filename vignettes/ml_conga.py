@@ -110,8 +110,7 @@ plt.show()
 
 # %%
 print(trace.summary())
-ax = trace.plot(metrics=["eta_lo", "eta_hi"])
-ax.plot(trace.history["step"], trace.history["lr"], "k.", label="lr")
-ax.set_yscale("log")
-ax.legend(frameon=False)
+# the learning rate gets its own panel under the two bounds
+curves, lr_axis = trace.plot(metrics=["eta_lo", "eta_hi"])
+curves.set_yscale("log")
 plt.show()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from torch import nn
 
+from mlcore._checks import check_float_dtype, check_tensor, check_token_ids
 from mlcore.diffusion.imdm import InfiniteMaskEmbedding
 from statcore._validation import check_positive_int
 
@@ -48,7 +49,7 @@ class TinyDenoiser(nn.Module):
         dtype=None,
     ):
         super().__init__()
-        factory = {"device": device, "dtype": dtype}
+        factory = {"device": device, "dtype": check_float_dtype(dtype)}
         self.vocab = check_positive_int(vocab, name="vocab", minimum=2)
         self.length = check_positive_int(length, name="length")
         d_model = check_positive_int(d_model, name="d_model")
@@ -70,10 +71,9 @@ class TinyDenoiser(nn.Module):
         )
 
     def forward(self, xt, eps=None):
-        if xt.ndim != 2 or xt.shape[1] != self.length:
-            raise ValueError(
-                f"`xt` must be (batch, {self.length}) token ids; got {tuple(xt.shape)}"
-            )
+        # the data tokens and the mask token (id vocab)
+        check_tensor(xt, name="xt", dims=("batch", "length"), sizes={"length": self.length})
+        check_token_ids(xt, name="xt", vocab=self.vocab + 1)
         emb, _ = self.embedding(xt, eps)
         return self.net(emb.flatten(1)).view(xt.shape[0], self.length, self.vocab)
 

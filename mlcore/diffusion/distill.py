@@ -6,9 +6,10 @@ import time
 
 import torch
 
+from mlcore._checks import check_tensor, check_token_ids
 from mlcore._device import torch_generator
 from mlcore._iterations import budget_result
-from mlcore.diffusion.imdm import IMDMSampler, imdm_elbo_loss
+from mlcore.diffusion.imdm import IMDMSampler, _mask_embedding, imdm_elbo_loss
 from mlcore.results import TrainingResult
 from statcore._compat import renamed_keywords
 from statcore._progress import progress as progress_bar
@@ -94,17 +95,25 @@ def distill_on_couplings(
     ----------
     Infinite Mask Diffusion Model (IMDM). arXiv:2605.10518, *ICML 2026*.
     """
+    embedding = _mask_embedding(student)
     steps = check_positive_int(steps, name="steps")
     batch_size = check_positive_int(batch_size, name="batch_size")
     log_every = check_positive_int(log_every, name="log_every")
     lr = check_positive(lr, name="lr")
     if t is not None:
         t = check_scalar(t, name="t", low=0.0, high=1.0, low_inclusive=False)
-    if eps.ndim != 3 or x0.ndim != 2 or eps.shape[:2] != x0.shape:
+    check_tensor(eps, name="eps", ndim=3, kind="floating", nonempty=True, finite=True)
+    check_tensor(x0, name="x0", ndim=2, kind="integer")
+    if eps.shape[:2] != x0.shape or eps.shape[2] != embedding.noise_dim:
         raise ValueError(
-            "`eps` (n, length, noise_dim) and `x0` (n, length) must be couplings of one shape; "
-            f"got {tuple(eps.shape)} and {tuple(x0.shape)}"
+            "`eps` (n, length, noise_dim) and `x0` (n, length) must be couplings of one shape, "
+            f"with noise_dim={embedding.noise_dim}; got {tuple(eps.shape)} and {tuple(x0.shape)}"
         )
+    if eps.device != x0.device:
+        raise ValueError(f"`eps` and `x0` must share a device; got {eps.device} and {x0.device}")
+    check_token_ids(x0, name="x0", vocab=embedding.base.num_embeddings)
+    if (x0 == embedding.mask_id).any():
+        raise ValueError(f"`x0` must be clean data; it contains the mask id {embedding.mask_id}")
     generator = torch_generator(random_state, x0.device)
     opt = torch.optim.Adam(student.parameters(), lr=lr)
     records, start = [], time.perf_counter()

@@ -7,8 +7,9 @@ import numbers
 import torch
 from torch import nn
 
+from mlcore._checks import check_float_dtype, check_tensor, check_token_ids
 from mlcore._device import torch_generator
-from mlcore.functional import masked_diffusion_loss
+from mlcore.functional import check_times, masked_diffusion_loss
 from statcore._compat import renamed_keywords
 from statcore._validation import check_option, check_positive, check_positive_int, check_scalar
 
@@ -78,7 +79,7 @@ class InfiniteMaskEmbedding(nn.Module):
         self.as_mdlm = bool(as_mdlm)
         self.base = base_embedding
         d = base_embedding.embedding_dim
-        factory = {"device": device, "dtype": dtype}
+        factory = {"device": device, "dtype": check_float_dtype(dtype)}
         self.noise_net = nn.Sequential(
             nn.Linear(self.noise_dim, 4 * d, **factory),
             nn.GELU(),
@@ -92,8 +93,10 @@ class InfiniteMaskEmbedding(nn.Module):
 
         ``random_state``: None (torch's global generator), an int seed or a torch.Generator.
         """
+        batch = check_positive_int(batch, name="batch")
+        length = check_positive_int(length, name="length")
         device = device if device is not None else self.base.weight.device
-        dtype = dtype or self.base.weight.dtype
+        dtype = check_float_dtype(dtype) or self.base.weight.dtype
         shape = (batch, length, self.noise_dim)
         generator = torch_generator(random_state, device)
         if self.noise_type == "uniform":
@@ -106,18 +109,21 @@ class InfiniteMaskEmbedding(nn.Module):
     def forward(self, ids: torch.Tensor, eps: torch.Tensor | None = None, *, random_state=None):
         """Embed ``ids`` (batch, length); returns ``(embeddings, eps)`` (ε drawn when None).
 
-        ``random_state`` (None, int or torch.Generator) is the source of a drawn ε.
+        ``random_state`` (None, int or torch.Generator) is the source of a drawn ε; it is
+        checked even when ``eps`` is given.
         """
-        if not isinstance(ids, torch.Tensor) or ids.ndim != 2 or ids.is_floating_point():
-            raise ValueError(
-                "`ids` must be a 2-D (batch, length) integer tensor; got "
-                f"{getattr(ids, 'shape', type(ids).__name__)}"
-            )
+        check_token_ids(ids, name="ids", vocab=self.base.num_embeddings)
+        generator = torch_generator(random_state, ids.device)
         if eps is None:
-            eps = self.sample_noise(*ids.shape, random_state=random_state, device=ids.device)
-        elif eps.shape != (*ids.shape, self.noise_dim):
-            raise ValueError(
-                f"`eps` must have shape {(*ids.shape, self.noise_dim)}; got {tuple(eps.shape)}"
+            eps = self.sample_noise(*ids.shape, random_state=generator, device=ids.device)
+        else:
+            batch, length = ids.shape
+            check_tensor(
+                eps,
+                name="eps",
+                dims=("batch", "length", "noise_dim"),
+                sizes={"batch": batch, "length": length, "noise_dim": self.noise_dim},
+                kind="floating",
             )
         emb = self.base(ids)
         if self.as_mdlm:
@@ -171,11 +177,19 @@ def imdm_elbo_loss(
     x0 : Tensor (batch, length) of token ids
     eps : Tensor (batch, length, noise_dim), optional
     t : float or Tensor (batch,), optional
+        Diffusion times in (0, 1]: the ELBO's domain (t = 0 is clean data, where the 1/t
+        weight is infinite; t = 1 is fully masked).
     t_min : float
         Smallest sampled time (the 1/t weight is unbounded at 0).
     random_state : None, int or torch.Generator
         Source of the times and the masks (None: torch's global generator).
     reduction : {"mean", "sum", "none"}
+
+    Raises
+    ------
+    ValueError
+        For an empty ``x0``, ids outside the embedding or equal to the mask id, or ``t``
+        outside (0, 1].
 
     References
     ----------
@@ -183,12 +197,10 @@ def imdm_elbo_loss(
     Sahoo, S. S. et al. (2024). Simple and effective masked diffusion language models.
     *NeurIPS 2024*.
     """
-    mask_id = _mask_embedding(denoiser).mask_id
-    if not isinstance(x0, torch.Tensor) or x0.ndim != 2 or x0.is_floating_point():
-        raise ValueError(
-            f"`x0` must be a 2-D (batch, length) integer tensor; got "
-            f"{getattr(x0, 'shape', type(x0).__name__)}"
-        )
+    embedding = _mask_embedding(denoiser)
+    mask_id = embedding.mask_id
+    check_tensor(x0, name="x0", dims=("batch", "length"), nonempty=True)
+    check_token_ids(x0, name="x0", vocab=embedding.base.num_embeddings)
     if (x0 == mask_id).any():
         raise ValueError(f"`x0` must be clean data; it contains the mask id {mask_id}")
     t_min = check_scalar(t_min, name="t_min", low=0.0, high=1.0, low_inclusive=False)
@@ -196,8 +208,17 @@ def imdm_elbo_loss(
     generator = torch_generator(random_state, x0.device)
     if t is None:
         t = t_min + (1 - t_min) * torch.rand(batch, generator=generator, device=x0.device)
+    elif isinstance(t, torch.Tensor):
+        if t.ndim > 1 or (t.ndim == 1 and t.shape[0] not in (1, batch)):
+            raise ValueError(
+                f"`t` must be a number or a (batch,) = ({batch},) tensor; got shape "
+                f"{tuple(t.shape)}"
+            )
+        check_tensor(t, name="t", kind="real")
+        t = check_times(t.to(device=x0.device, dtype=torch.float32).expand(batch), name="t")
     else:
-        t = torch.as_tensor(t, dtype=torch.float32, device=x0.device).expand(batch)
+        t = check_scalar(t, name="t", low=0.0, high=1.0, low_inclusive=False)
+        t = torch.full((batch,), t, dtype=torch.float32, device=x0.device)
     masked = torch.rand(x0.shape, generator=generator, device=x0.device) < t.unsqueeze(1)
     xt = torch.where(masked, torch.full_like(x0, mask_id), x0)
     logits = denoiser(xt, eps)
@@ -293,9 +314,15 @@ class IMDMSampler:
         generator = torch_generator(random_state, device)
         if eps is None:
             eps = emb.sample_noise(n, length, random_state=generator, device=device)
-        elif eps.shape != (n, length, emb.noise_dim):
-            raise ValueError(
-                f"`eps` must have shape {(n, length, emb.noise_dim)}; got {tuple(eps.shape)}"
+        else:
+            # a NaN in ε would surface steps later as torch.multinomial's "invalid probability"
+            check_tensor(
+                eps,
+                name="eps",
+                dims=("n", "length", "noise_dim"),
+                sizes={"n": n, "length": length, "noise_dim": emb.noise_dim},
+                kind="floating",
+                finite=True,
             )
         x = torch.full((n, length), emb.mask_id, dtype=torch.long, device=device)
         self.unmask_counts = []

@@ -28,10 +28,21 @@ def paired_tokens(n: int, n_tokens: int = 8, random_state=None, *, device=None) 
     return torch.as_tensor(np.stack([a, a], axis=1), dtype=torch.int64, device=device)
 
 
-def _pairs(samples):
+def _pairs(samples, n_tokens=None):
+    """Token pairs as an int64 array; with ``n_tokens``, ids must lie in [0, n_tokens)."""
     x = as_numpy(samples, name="samples")
     if x.ndim != 2 or x.shape[1] != 2:
         raise ValueError(f"`samples` must be (n, 2) token pairs; got shape {x.shape}")
+    if x.dtype != np.int64:
+        raise TypeError(f"`samples` must hold integer token ids; got dtype {x.dtype}")
+    if not len(x):
+        raise ValueError("`samples` must hold at least one pair; got shape (0, 2)")
+    # an id past the vocabulary would be counted as a new token (or index past the table)
+    if n_tokens is not None and (x.min() < 0 or x.max() >= n_tokens):
+        raise ValueError(
+            f"`samples` must hold token ids in [0, {n_tokens - 1}]; got ids from {x.min()} to "
+            f"{x.max()}"
+        )
     return x
 
 
@@ -43,8 +54,9 @@ def pair_validity(samples) -> float:
 
 def marginal_entropy(samples, n_tokens: int) -> float:
     """Entropy (nats) of the tokens' empirical marginal over all positions; ``log K`` at most."""
-    x = _pairs(samples)
-    counts = np.bincount(x.ravel(), minlength=check_positive_int(n_tokens, name="n_tokens"))
+    n_tokens = check_positive_int(n_tokens, name="n_tokens")
+    x = _pairs(samples, n_tokens)
+    counts = np.bincount(x.ravel(), minlength=n_tokens)
     p = counts[counts > 0] / counts.sum()
     return float(-(p * np.log(p)).sum())
 
@@ -55,8 +67,8 @@ def pair_kl_to_data(samples, n_tokens: int) -> float:
     Infinite where a sampled pair is invalid, so it is computed the other way round, as
     :math:`KL(data \\| samples)` with additive smoothing of half a count per cell.
     """
-    x = _pairs(samples)
     k = check_positive_int(n_tokens, name="n_tokens")
+    x = _pairs(samples, k)
     joint = np.full((k, k), 0.5)
     np.add.at(joint, (x[:, 0], x[:, 1]), 1.0)
     joint /= joint.sum()

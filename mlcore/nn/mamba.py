@@ -8,9 +8,35 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from mlcore._checks import check_float_dtype, check_tensor, check_token_ids
 from statcore._validation import check_option, check_positive_int
 
 SCANS = ("chunked", "sequential")
+
+
+def _check_scan_inputs(u, delta, A, B, C, D, mask):
+    """The scan's shapes, dtypes and devices, one message per argument."""
+    check_tensor(
+        u, name="u", dims=("batch", "length", "d_inner"), kind="floating", nonempty=("length",)
+    )
+    batch, length, d_inner = u.shape
+    sizes = {"batch": batch, "length": length, "d_inner": d_inner}
+    check_tensor(
+        delta, name="delta", dims=("batch", "length", "d_inner"), sizes=sizes, like=u, like_name="u"
+    )
+    check_tensor(A, name="A", dims=("d_inner", "d_state"), sizes=sizes, like=u, like_name="u")
+    sizes["d_state"] = A.shape[1]
+    for name, x in (("B", B), ("C", C)):
+        check_tensor(
+            x, name=name, dims=("batch", "length", "d_state"), sizes=sizes, like=u, like_name="u"
+        )
+    if D is not None:
+        check_tensor(D, name="D", dims=("d_inner",), sizes=sizes, like=u, like_name="u")
+    if mask is not None:
+        # any dtype: 1/0 or True/False, cast where it is applied
+        check_tensor(mask, name="mask", dims=("d_inner", "d_state"), sizes=sizes)
+        if mask.device != u.device:
+            raise ValueError(f"`mask` must be on the device of `u` ({u.device}); got {mask.device}")
 
 
 def selective_scan(u, delta, A, B, C, D=None, *, mask=None, return_states=False):
@@ -48,21 +74,9 @@ def selective_scan(u, delta, A, B, C, D=None, *, mask=None, return_states=False)
     Gu, A. and Dao, T. (2024). Mamba: linear-time sequence modeling with selective state
     spaces. *COLM 2024* (Algorithm 2).
     """
-    if u.ndim != 3 or delta.shape != u.shape:
-        raise ValueError(
-            "`u` and `delta` must be (batch, length, d_inner) tensors of one shape; got "
-            f"{tuple(u.shape)} and {tuple(delta.shape)}"
-        )
+    _check_scan_inputs(u, delta, A, B, C, D, mask)
     batch, length, d_inner = u.shape
-    if A.ndim != 2 or A.shape[0] != d_inner:
-        raise ValueError(f"`A` must be (d_inner={d_inner}, d_state); got {tuple(A.shape)}")
     d_state = A.shape[1]
-    for name, x in (("B", B), ("C", C)):
-        if x.shape != (batch, length, d_state):
-            raise ValueError(
-                f"`{name}` must be (batch, length, d_state) = {(batch, length, d_state)}; got "
-                f"{tuple(x.shape)}"
-            )
     deltaA = torch.exp(delta.unsqueeze(-1) * A)
     if mask is not None:
         deltaA = deltaA * mask.to(deltaA.dtype)
@@ -101,6 +115,7 @@ def selective_scan_chunked(u, delta, A, B, C, D=None, *, mask=None, chunk: int =
     algorithms through structured state space duality. *ICML 2024* (the segment-sum form).
     """
     chunk = check_positive_int(chunk, name="chunk")
+    _check_scan_inputs(u, delta, A, B, C, D, mask)
     batch, length, d_inner = u.shape
     d_state = A.shape[1]
     log_a = (delta.unsqueeze(-1) * A).permute(0, 2, 3, 1)  # (b, d, n, L)
@@ -129,6 +144,18 @@ def selective_scan_chunked(u, delta, A, B, C, D=None, *, mask=None, chunk: int =
     return y
 
 
+def check_mixer(mixer):
+    """A module with Mamba's parameter layout and a 2-D (d_inner, d_state) ``A_log``."""
+    for name in ("in_proj", "conv1d", "x_proj", "dt_proj", "A_log", "D", "out_proj"):
+        if not hasattr(mixer, name):
+            raise TypeError(
+                f"`mixer` must have Mamba's parameters (in_proj, conv1d, x_proj, dt_proj, "
+                f"A_log, D, out_proj); {type(mixer).__name__} has no `{name}`"
+            )
+    check_tensor(mixer.A_log, name="mixer.A_log", dims=("d_inner", "d_state"))
+    return mixer
+
+
 def mixer_ssm_inputs(mixer, x):
     """The scan's inputs for ``x`` (batch, length, d_model), from a Mamba mixer's parameters.
 
@@ -136,17 +163,18 @@ def mixer_ssm_inputs(mixer, x):
     ``dt_proj``, ``A_log``, ``D``, ``out_proj``), as in :class:`MambaBlock`, mamba-minimal or
     the HF ``MambaMixer``. Returns a dict with ``u, delta, A, B, C, D, gate``.
     """
-    for name in ("in_proj", "conv1d", "x_proj", "dt_proj", "A_log", "D", "out_proj"):
-        if not hasattr(mixer, name):
-            raise TypeError(
-                f"`mixer` must have Mamba's parameters (in_proj, conv1d, x_proj, dt_proj, "
-                f"A_log, D, out_proj); {type(mixer).__name__} has no `{name}`"
-            )
-    if not isinstance(x, torch.Tensor) or x.ndim != 3:
-        raise ValueError(
-            "mixer inputs must be a 3-D (batch, length, d_model) tensor; got "
-            f"{getattr(x, 'shape', type(x).__name__)}"
-        )
+    check_mixer(mixer)
+    weight = mixer.in_proj.weight
+    # the input's width, dtype and device are those of in_proj, where a mismatch would fail
+    check_tensor(
+        x,
+        name="x",
+        dims=("batch", "length", "d_model"),
+        sizes={"d_model": weight.shape[1]},
+        nonempty=("length",),
+        like=weight,
+        like_name="mixer.in_proj.weight",
+    )
     d_inner, d_state = mixer.A_log.shape
     length = x.shape[1]
     u, gate = mixer.in_proj(x).split([d_inner, d_inner], dim=-1)
@@ -210,7 +238,7 @@ class MambaBlock(nn.Module):
         dtype=None,
     ):
         super().__init__()
-        factory = {"device": device, "dtype": dtype}
+        factory = {"device": device, "dtype": check_float_dtype(dtype)}
         self.scan = check_option(scan, name="scan", options=SCANS)
         self.d_model = check_positive_int(d_model, name="d_model")
         self.d_state = check_positive_int(d_state, name="d_state")
@@ -278,8 +306,9 @@ class MambaLM(nn.Module):
         dtype=None,
     ):
         super().__init__()
-        factory = {"device": device, "dtype": dtype}
+        factory = {"device": device, "dtype": check_float_dtype(dtype)}
         self.vocab = check_positive_int(vocab, name="vocab", minimum=2)
+        d_model = check_positive_int(d_model, name="d_model")
         self.embed = nn.Embedding(vocab, d_model, **factory)
         self.norms = nn.ModuleList(
             nn.LayerNorm(d_model, **factory)
@@ -293,11 +322,7 @@ class MambaLM(nn.Module):
 
     def forward(self, ids, *, return_hidden=False):
         """Logits (batch, length, vocab); with ``return_hidden`` also each mixer's input."""
-        if not isinstance(ids, torch.Tensor) or ids.ndim != 2 or ids.is_floating_point():
-            raise ValueError(
-                "`ids` must be a 2-D (batch, length) integer tensor; got "
-                f"{getattr(ids, 'shape', type(ids).__name__)}"
-            )
+        check_token_ids(ids, name="ids", vocab=self.vocab)
         x = self.embed(ids)
         hidden = []
         for norm, mixer in zip(self.norms, self.mixers, strict=True):

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import numbers
+from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import nn
 
-from statcore._validation import check_option, check_positive, check_positive_int
+from mlcore._checks import check_float_dtype, check_tensor
+from statcore._validation import check_option, check_positive, check_positive_int, describe
 
 DECAYS = ("gaussian", "exp", "power")
 PAIRINGS = ("half", "interleaved")
 
 
 def rope_frequencies(head_dim: int, theta: float = 1e4, *, device=None, dtype=None):
-    r"""RoPE's angular frequencies :math:`\omega_d = \theta^{-2d/D}`, ``d = 0 .. D/2 - 1``.
+    r"""RoPE's angular frequencies :math:`\omega_d = \theta^{-2d/D}` for d from 0 to D/2 - 1.
 
     References
     ----------
@@ -23,6 +25,7 @@ def rope_frequencies(head_dim: int, theta: float = 1e4, *, device=None, dtype=No
     """
     head_dim = _check_head_dim(head_dim)
     theta = check_positive(theta, name="theta")
+    dtype = check_float_dtype(dtype)
     exponents = torch.arange(0, head_dim, 2, device=device, dtype=torch.float64) / head_dim
     return (theta ** (-exponents)).to(dtype or torch.get_default_dtype())
 
@@ -86,30 +89,27 @@ def hipe_scales(head_dim, sigmas, decay="gaussian", theta=1e4, pairing="half"):
 
 
 def _check_sigmas(sigmas) -> list[float]:
-    if isinstance(sigmas, torch.Tensor):
+    if isinstance(sigmas, torch.Tensor | np.ndarray):
+        if sigmas.ndim != 1:
+            raise TypeError(
+                f"`sigmas` must be a non-empty 1-D sequence of widths; got shape "
+                f"{tuple(sigmas.shape)}"
+            )
         sigmas = sigmas.tolist()
-    if isinstance(sigmas, numbers.Real) or not hasattr(sigmas, "__len__") or len(sigmas) == 0:
-        raise TypeError(f"`sigmas` must be a non-empty sequence of widths; got {sigmas!r}")
-    return [check_positive(s, name="sigmas", strict=False) for s in sigmas]
+    # a dict or a set has a length too, but no order that would pair widths with heads
+    if isinstance(sigmas, str) or not isinstance(sigmas, Sequence) or len(sigmas) == 0:
+        raise TypeError(f"`sigmas` must be a non-empty sequence of widths; got {describe(sigmas)}")
+    return [check_positive(s, name=f"sigmas[{i}]", strict=False) for i, s in enumerate(sigmas)]
 
 
 def _check_qk(q, k, n_heads, head_dim):
-    for name, x in (("q", q), ("k", k)):
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"`{name}` must be a torch.Tensor; got {type(x).__name__}")
-        if x.ndim != 4:
-            raise ValueError(
-                f"`{name}` must be a 4-D (batch, heads, time, head_dim) tensor; got shape "
-                f"{tuple(x.shape)}"
-            )
-        if x.shape[-1] != head_dim or (n_heads is not None and x.shape[1] != n_heads):
-            want = f"(batch, {n_heads if n_heads is not None else 'heads'}, time, {head_dim})"
-            raise ValueError(f"`{name}` must have shape {want}; got {tuple(x.shape)}")
-    if q.shape[-2] != k.shape[-2] or q.shape[:2] != k.shape[:2]:
-        raise ValueError(
-            f"`q` and `k` must share batch, heads and time; got {tuple(q.shape)} and "
-            f"{tuple(k.shape)}"
-        )
+    # RoPE rotates real vectors: integer q and k would round the rotation (and HIPE's scales,
+    # cast to their dtype) to integers, silently returning zeros.
+    dims = ("batch", "heads", "time", "head_dim")
+    sizes = {"head_dim": head_dim} if n_heads is None else {"head_dim": head_dim, "heads": n_heads}
+    check_tensor(q, name="q", dims=dims, sizes=sizes, kind="floating")
+    sizes.update(batch=q.shape[0], heads=q.shape[1], time=q.shape[2])
+    check_tensor(k, name="k", dims=dims, sizes=sizes, kind="floating", like=q, like_name="q")
 
 
 class RotaryEmbedding(nn.Module):
@@ -152,6 +152,7 @@ class RotaryEmbedding(nn.Module):
         super().__init__()
         self.head_dim = _check_head_dim(head_dim)
         self.theta = check_positive(theta, name="theta")
+        dtype = check_float_dtype(dtype)
         self.pairing = check_option(pairing, name="pairing", options=PAIRINGS)
         self.register_buffer(
             "inv_freq",
@@ -159,15 +160,27 @@ class RotaryEmbedding(nn.Module):
             persistent=False,
         )
 
-    def _angles(self, positions, length, device):
+    def _angles(self, positions, batch, length, device):
         if positions is None:
             positions = torch.arange(length, device=device)
         elif not isinstance(positions, torch.Tensor):
-            positions = torch.as_tensor(positions, device=device)
-        if positions.ndim not in (1, 2) or positions.shape[-1] != length:
+            try:
+                positions = torch.as_tensor(positions, device=device)
+            except (TypeError, ValueError, RuntimeError):
+                raise TypeError(
+                    "`positions` must be a tensor or sequence of numbers; got "
+                    f"{describe(positions)}"
+                ) from None
+        check_tensor(positions, name="positions", kind="real", finite=True)
+        # a (batch, time) tensor of another batch size would broadcast q to its batch size
+        if (
+            positions.ndim not in (1, 2)
+            or positions.shape[-1] != length
+            or (positions.ndim == 2 and positions.shape[0] not in (1, batch))
+        ):
             raise ValueError(
-                f"`positions` must have shape (time,) or (batch, time) with time={length}; got "
-                f"{tuple(positions.shape)}"
+                f"`positions` must have shape (time,) or (batch, time) with time={length} and "
+                f"batch={batch}; got {tuple(positions.shape)}"
             )
         # float64 angles: positions times the fastest frequency lose digits in float32
         angles = positions.to(device=device, dtype=torch.float64).unsqueeze(-1) * self.inv_freq.to(
@@ -192,7 +205,7 @@ class RotaryEmbedding(nn.Module):
         ``0 .. time - 1``.
         """
         _check_qk(q, k, self.n_heads, self.head_dim)
-        angles = self._angles(positions, q.shape[-2], q.device)
+        angles = self._angles(positions, q.shape[0], q.shape[-2], q.device)
         return self._rotate(q, angles), self._rotate(k, angles)
 
     def positional_kernel(self, max_delta: int) -> torch.Tensor:
@@ -308,8 +321,7 @@ def half_width(kernel: torch.Tensor) -> torch.Tensor:
 
     Returns an int64 tensor with one entry per row (``-1`` where the kernel never does).
     """
-    if not isinstance(kernel, torch.Tensor) or kernel.ndim != 2:
-        raise ValueError("`kernel` must be a 2-D (heads, delta) tensor from positional_kernel")
+    check_tensor(kernel, name="kernel", dims=("heads", "delta"), kind="real", nonempty=("delta",))
     below = kernel < 0.5 * kernel[:, :1]
     first = below.double().argmax(dim=1)
     return torch.where(below.any(dim=1), first, torch.full_like(first, -1))

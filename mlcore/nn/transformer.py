@@ -6,6 +6,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from mlcore._checks import check_float_dtype, check_token_ids
 from mlcore.nn.positional import HIPERotaryEmbedding, RotaryEmbedding
 from statcore._validation import check_option, check_positive_int, check_scalar
 
@@ -30,7 +31,12 @@ class _Block(nn.Module):
 
     def forward(self, x, positions):
         b, t, d = x.shape
-        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
+        # the head width spelled out, not -1: an empty batch has no size to infer it from
+        q, k, v = (
+            self.qkv(self.norm1(x))
+            .view(b, t, 3, self.n_heads, d // self.n_heads)
+            .permute(2, 0, 3, 1, 4)
+        )
         if self.rotary is not None:
             q, k = self.rotary(q, k, positions)
         drop = self.dropout if self.training else 0.0
@@ -99,7 +105,7 @@ class TinyTransformer(nn.Module):
         dtype=None,
     ):
         super().__init__()
-        factory = {"device": device, "dtype": dtype}
+        factory = {"device": device, "dtype": check_float_dtype(dtype)}
         self.vocab = check_positive_int(vocab, name="vocab", minimum=2)
         self.d_model = check_positive_int(d_model, name="d_model")
         self.n_layers = check_positive_int(n_layers, name="n_layers")
@@ -133,15 +139,14 @@ class TinyTransformer(nn.Module):
 
     def forward(self, ids: torch.Tensor, positions=None) -> torch.Tensor:
         """Next-token logits (batch, time, vocab) for integer ``ids`` (batch, time)."""
-        if not isinstance(ids, torch.Tensor) or ids.ndim != 2 or ids.is_floating_point():
-            raise ValueError(
-                "`ids` must be a 2-D (batch, time) integer tensor; got "
-                f"{getattr(ids, 'shape', type(ids).__name__)}"
-            )
+        check_token_ids(ids, name="ids", vocab=self.vocab, dims=("batch", "time"))
         x = self.embed(ids)
         if self.pos_embed is not None:
             if ids.shape[1] > self.max_len:
-                raise ValueError(f"sequence length {ids.shape[1]} exceeds max_len={self.max_len}")
+                raise ValueError(
+                    f"`ids` has {ids.shape[1]} time steps, more than the learned positions' "
+                    f"max_len={self.max_len}"
+                )
             x = x + self.pos_embed(torch.arange(ids.shape[1], device=ids.device))
         for block in self.blocks:
             x = block(x, positions)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from mlcore._checks import check_finite, check_tensor
 from mlcore._device import as_numpy
 from mlcore.pruning._masks import (
     check_nm,
@@ -22,10 +23,14 @@ from statcore._validation import check_positive, check_positive_int
 def _check_linear(layer):
     if not isinstance(layer, nn.Linear):
         raise TypeError(f"`layer` must be a torch.nn.Linear; got {type(layer).__name__}")
+    # a NaN weight has no rank among the others: topk would keep it, the OBS update spreads it
+    check_finite(layer.weight.detach(), name="layer.weight")
 
 
 def _flat_inputs(layer, inputs):
-    if not isinstance(inputs, torch.Tensor) or inputs.ndim < 2:
+    """The calibration inputs as float64 rows; empty or non-finite ones give no statistics."""
+    check_tensor(inputs, name="inputs", kind="floating", nonempty=True, finite=True)
+    if inputs.ndim < 2:
         raise ValueError(
             "`inputs` must be a tensor (..., in_features) of the layer's calibration inputs; "
             f"got {getattr(inputs, 'shape', type(inputs).__name__)}"
@@ -179,6 +184,8 @@ def magnitude_prune(target, sparsity: float = 0.5, nm=None) -> PruningResult:
         )
     if weight.ndim != 2:
         raise ValueError(f"magnitude_prune needs a 2-D weight; got shape {tuple(weight.shape)}")
+    shown = "target" if weight is target else f"target.{name}"
+    check_tensor(weight.detach(), name=shown, kind="real", nonempty=True, finite=True)
     nm = None if nm is None else check_nm(nm, name="nm", width=weight.shape[1])
     scores = weight.detach().double().abs()
     keep = nm_mask(scores, *nm) if nm is not None else lowest_mask(scores, sparsity)

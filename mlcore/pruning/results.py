@@ -9,27 +9,22 @@ import numpy as np
 import pandas as pd
 
 from statcore.results import Results
-from statcore.results._plotting import get_ax
+from statcore.results._plotting import plot_matrix
 
 
 def _plot_scores(results, ax=None, **kwargs):
-    """Saliency scores (log scale) as an image, pruned entries hatched out in white."""
-    ax = get_ax(ax)
+    """Saliency scores (log10) as an image; pruned entries are left blank."""
     if results.scores is None:
         raise ValueError("this result has no scores to plot")
-    scores = np.atleast_2d(results.scores)
-    shown = np.log10(np.maximum(scores, np.finfo(float).tiny))
-    image = ax.imshow(
-        np.where(np.atleast_2d(results.mask), shown, np.nan),
-        aspect="auto",
-        interpolation="nearest",
+    return plot_matrix(
+        results.scores,
+        ax,
+        mask=results.mask,
+        log10=True,
+        label="log10 score (kept entries)",
+        title=f"{results.method}: sparsity {results.sparsity:.2f}",
         **kwargs,
     )
-    ax.figure.colorbar(image, ax=ax, label="log10 score (kept entries)")
-    ax.set_xlabel("column")
-    ax.set_ylabel("row")
-    ax.set_title(f"{results.method}: sparsity {results.sparsity:.2f}")
-    return ax
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

@@ -6,11 +6,18 @@ import math
 
 import torch
 
+from mlcore._checks import check_finite_parameters, check_tensor
 from mlcore._device import as_numpy
-from mlcore.nn.mamba import mixer_ssm_inputs, selective_scan
+from mlcore.nn.mamba import check_mixer, mixer_ssm_inputs, selective_scan
 from mlcore.pruning._masks import check_nm, check_sparsity, lowest_mask, nm_mask, structure_name
 from mlcore.pruning.results import PruningResult
-from statcore._validation import check_option, check_positive, check_positive_int, check_scalar
+from statcore._validation import (
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_scalar,
+    describe,
+)
 
 TIME_WEIGHTS = ("power", "discount", "linear", "window", "uniform")
 
@@ -71,12 +78,25 @@ def ssm_statistics(mixer, calib_inputs, *, batch_size: int = 8):
     dict
         ``deltaA`` and ``h2``, float64 (length, d_inner, d_state) averages over the samples,
         and ``n``.
+
+    Raises
+    ------
+    ValueError
+        When ``calib_inputs`` is empty, not finite, or does not fit the mixer (its width, dtype
+        and device are those of ``mixer.in_proj``).
     """
-    if not isinstance(calib_inputs, torch.Tensor) or calib_inputs.ndim != 3:
-        raise ValueError(
-            "`calib_inputs` must be a 3-D (n_samples, length, d_model) tensor of the mixer's "
-            f"inputs; got {getattr(calib_inputs, 'shape', type(calib_inputs).__name__)}"
-        )
+    check_mixer(mixer)
+    weight = mixer.in_proj.weight
+    check_tensor(
+        calib_inputs,
+        name="calib_inputs",
+        dims=("n_samples", "length", "d_model"),
+        sizes={"d_model": weight.shape[1]},
+        nonempty=True,
+        finite=True,
+        like=weight,
+        like_name="mixer.in_proj.weight",
+    )
     batch_size = check_positive_int(batch_size, name="batch_size")
     mask = getattr(mixer, "ssm_mask", None)
     sum_a = sum_h2 = None
@@ -95,8 +115,20 @@ def ssm_statistics(mixer, calib_inputs, *, batch_size: int = 8):
 def apply_ssm_mask(mixer, keep) -> None:
     """Cut the state entries where ``keep`` is False: ``A_log`` there is set to 0 (as the
     authors do) and, when the mixer has one, its ``ssm_mask`` buffer is zeroed there, so that
-    those discretised transitions are 0."""
-    keep = torch.as_tensor(keep, dtype=torch.bool, device=mixer.A_log.device)
+    those discretised transitions are 0.
+
+    ``keep`` is boolean, or numeric with entries 0 and 1 only (a 0.5 would silently count as
+    kept)."""
+    if not isinstance(getattr(mixer, "A_log", None), torch.Tensor):
+        raise TypeError(f"`mixer` must be a Mamba mixer with `A_log`; got {type(mixer).__name__}")
+    try:
+        keep = torch.as_tensor(keep, device=mixer.A_log.device)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"`keep` must be a boolean mask; got {describe(keep)}") from None
+    if keep.dtype != torch.bool:
+        if not bool(((keep == 0) | (keep == 1)).all()):
+            raise ValueError("`keep` must be boolean, or hold only 0 and 1; got other values")
+        keep = keep.to(torch.bool)
     if keep.shape != mixer.A_log.shape:
         raise ValueError(
             f"the keep-mask must have A_log's shape {tuple(mixer.A_log.shape)}; got "
@@ -167,7 +199,9 @@ def sparsessm_prune(
     Raises
     ------
     ValueError
-        For a sparsity outside [0, 1), badly shaped calibration inputs or structure.
+        For a sparsity outside [0, 1), badly shaped, empty or non-finite calibration inputs,
+        a bad structure, a mixer whose parameters hold NaN or infinite entries, or calibration
+        statistics that overflow: saliencies that are not numbers rank nothing.
 
     References
     ----------
@@ -175,12 +209,13 @@ def sparsessm_prune(
     can be pruned in one-shot. arXiv:2506.09613; *ICML 2026* (code CFinTech/SparseSSM).
     """
     sparsity = check_sparsity(sparsity)
-    if not hasattr(mixer, "A_log"):
-        raise TypeError(f"`mixer` must be a Mamba mixer with `A_log`; got {type(mixer).__name__}")
+    check_mixer(mixer)
     d_inner, d_state = mixer.A_log.shape
     structure = _check_structure(structure, d_state)
     check_option(time_weight, name="time_weight", options=TIME_WEIGHTS)
+    check_finite_parameters(mixer, name="mixer")
     stats = ssm_statistics(mixer, calib_inputs, batch_size=batch_size)
+    _check_statistics(stats, mixer)
     length = stats["h2"].shape[0]
     w = time_weights(
         length, time_weight, gamma=gamma, k_frac=k_frac, power=power, device=stats["h2"].device
@@ -206,6 +241,20 @@ def sparsessm_prune(
         structure=structure_name(structure),
         parameter="A_log",
     )
+
+
+def _check_statistics(stats, mixer) -> None:
+    """Finite inputs and weights can still overflow the scan (float32 states): refuse to rank
+    on saliencies that are not numbers (a NaN sorts as the largest, so it would be kept)."""
+    for key, what in (("deltaA", "mean transition deltaA"), ("h2", "state second moment E[h^2]")):
+        bad = ~torch.isfinite(stats[key])
+        if bool(bad.any()):
+            raise ValueError(
+                f"SparseSSM cannot score the states of `mixer` ({type(mixer).__name__} with "
+                f"A_log {tuple(mixer.A_log.shape)}): its calibration {what} has "
+                f"{int(bad.sum())} non-finite entries of {bad.numel()}; the scan overflows on "
+                "these `calib_inputs` (rescale them, or run the mixer in float64)"
+            )
 
 
 def _structured_mask(a_log, h2, sparsity, axis):

@@ -10,11 +10,18 @@ import warnings
 import torch
 from torch.optim.lr_scheduler import LRScheduler
 
+from mlcore._checks import check_tensor
 from mlcore._iterations import budget_result
 from mlcore.functional import softmax_entropy
 from mlcore.results import TrainingResult
 from statcore._compat import renamed_keywords, renamed_method
-from statcore._validation import check_option, check_positive, check_positive_int, check_scalar
+from statcore._validation import (
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_scalar,
+    describe,
+)
 
 LOWER_MODES = ("confidence",)
 UPPER_MODES = ("snr",)
@@ -96,6 +103,14 @@ class CONGA(LRScheduler):
         ``T``, required when ``schedule="steps"``.
     last_epoch : int
 
+    Attributes
+    ----------
+    n_nonfinite : int
+        Observations whose gradients (or per-sample gradients) held NaN or infinite entries.
+        Such a batch leaves the SNR upper bound and the gradient moments as they were (a NaN
+        SNR would otherwise read as ``min(1, NaN) = 1``, the full base LR); the first one
+        warns.
+
     Notes
     -----
     With ``lower=eta_min / base``, ``upper=1.0`` and ``schedule="steps"`` the schedule is
@@ -140,6 +155,11 @@ class CONGA(LRScheduler):
         total_steps: int | None = None,
         last_epoch: int = -1,
     ):
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(
+                f"`optimizer` must be a torch.optim.Optimizer; got {describe(optimizer)}"
+            )
+        last_epoch = check_scalar(last_epoch, name="last_epoch", kind=numbers.Integral, low=-1)
         self.lower = _bound(lower, name="lower", modes=LOWER_MODES, low_inclusive=True)
         self.upper = _bound(upper, name="upper", modes=UPPER_MODES, low_inclusive=False)
         self.schedule = check_option(schedule, name="schedule", options=SCHEDULE_MODES)
@@ -170,6 +190,7 @@ class CONGA(LRScheduler):
         self.grad_m = None
         self.grad_v = 0.0
         self._snr_steps = 0
+        self.n_nonfinite = 0
         self.records = []
         super().__init__(optimizer, last_epoch)
 
@@ -183,10 +204,16 @@ class CONGA(LRScheduler):
             The model's outputs on the batch (detached internally).
         per_sample_grads : Tensor of shape (batch, n_params), optional
             Per-sample gradients of the adaptation loss, required with ``snr="batch"``;
-            with ``snr="ema"`` the optimizer's ``.grad`` is read instead.
+            with ``snr="ema"`` the optimizer's ``.grad`` is read instead. A batch of one
+            sample has no spread to measure the noise by: it leaves the SNR as it was.
+
+        Warns
+        -----
+        UserWarning
+            Once per scheduler, the first time the gradients hold NaN or infinite entries:
+            such a batch leaves the SNR bound as it was (see ``n_nonfinite``).
         """
-        if not isinstance(logits, torch.Tensor):
-            raise TypeError(f"`logits` must be a torch.Tensor; got {type(logits).__name__}")
+        check_tensor(logits, name="logits", kind="real")
         if logits.ndim != 2 or logits.shape[0] < 1 or logits.shape[1] < 2:
             raise ValueError(
                 "`logits` must be a 2-D (batch, classes) tensor with at least 2 classes; got "
@@ -209,8 +236,12 @@ class CONGA(LRScheduler):
         if self.lower == "confidence":
             self.confident_frac = float((entropy < threshold).double().mean())
         if self.upper == "snr":
-            self.snr_value = self._snr(logits.shape[0], per_sample_grads)
-            self.upper_frac = min(1.0, self.kappa * self.snr_value)
+            snr = self._snr(logits.shape[0], per_sample_grads)
+            if snr is None:
+                self._skip_nonfinite()
+            else:
+                self.snr_value = snr
+                self.upper_frac = min(1.0, self.kappa * snr)
         self.mean_entropy = float(entropy.mean())
         if self.entropy0 is None:
             self.entropy0 = self.entropy_ema = self.mean_entropy
@@ -221,21 +252,26 @@ class CONGA(LRScheduler):
             self.progress_value = min(1.0, max(0.0, 1.0 - ratio))
         self.n_observed += 1
 
-    def _snr(self, batch: int, per_sample_grads) -> float:
+    def _snr(self, batch: int, per_sample_grads) -> float | None:
+        """The gradient SNR of this batch; None, with the moments untouched, when the gradients
+        or their moments are not finite."""
         if self.snr == "batch":
             if per_sample_grads is None:
                 raise ValueError("snr='batch' needs `per_sample_grads` of shape (batch, n_params)")
-            if not isinstance(per_sample_grads, torch.Tensor) or per_sample_grads.ndim != 2:
-                raise ValueError(
-                    "`per_sample_grads` must be a 2-D (batch, n_params) tensor; got "
-                    f"{getattr(per_sample_grads, 'shape', type(per_sample_grads).__name__)}"
-                )
+            check_tensor(
+                per_sample_grads, name="per_sample_grads", dims=("batch", "n_params"), kind="real"
+            )
             if per_sample_grads.shape[0] != batch:
                 raise ValueError(
                     f"`per_sample_grads` has {per_sample_grads.shape[0]} rows but `logits` has "
                     f"{batch}: they must come from the same batch"
                 )
             g = per_sample_grads.detach().double()
+            if not bool(torch.isfinite(g).all()):
+                return None
+            if batch < 2:
+                # one gradient has no spread: its noise is unknown, not zero (an infinite SNR)
+                return self.snr_value
             mean = g.mean(0)
             noise = float(((g - mean) ** 2).sum(1).mean())
             signal = float((mean**2).sum())
@@ -252,17 +288,36 @@ class CONGA(LRScheduler):
                     "call observe() after loss.backward()"
                 )
             g = torch.cat(grads)
-            if self.grad_m is None or self.grad_m.shape != g.shape:
-                self.grad_m, self.grad_v, self._snr_steps = torch.zeros_like(g), 0.0, 0
-            self._snr_steps += 1
-            self.grad_m = self.ema * self.grad_m + (1 - self.ema) * g
-            self.grad_v = self.ema * self.grad_v + (1 - self.ema) * float((g**2).sum())
-            signal = float((self.grad_m**2).sum())
-            noise = self.grad_v - signal
+            if not bool(torch.isfinite(g).all()):
+                return None
+            fresh = self.grad_m is None or self.grad_m.shape != g.shape
+            m, v = (torch.zeros_like(g), 0.0) if fresh else (self.grad_m, self.grad_v)
+            m = self.ema * m + (1 - self.ema) * g
+            v = self.ema * v + (1 - self.ema) * float((g**2).sum())
+            signal = float((m**2).sum())
+            noise = v - signal
+            if math.isfinite(signal) and math.isfinite(v):
+                # the moments move only on finite statistics, so that one bad batch does not
+                # poison every later SNR
+                self.grad_m, self.grad_v = m, v
+                self._snr_steps = 1 if fresh else self._snr_steps + 1
+        if not (math.isfinite(signal) and math.isfinite(noise)):
+            return None
         # Relative floor: rounding can leave a tiny or negative noise for identical gradients.
         if noise <= 1e-12 * max(signal, 1e-300):
             return math.inf
         return signal / noise
+
+    def _skip_nonfinite(self) -> None:
+        self.n_nonfinite += 1
+        if self.n_nonfinite == 1:
+            warnings.warn(
+                "CONGA.observe: the gradients hold NaN or infinite entries; the SNR upper bound "
+                "keeps its last value for this batch (and any later such batch, counted in "
+                "`n_nonfinite`, without a further warning). Check the adaptation loss.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def load_state_dict(self, state_dict):
         """Restore a :meth:`state_dict`, also one saved while ``schedule`` was ``progress``."""
@@ -318,10 +373,17 @@ class CONGA(LRScheduler):
         ``iterations`` counts the steps; the caller's loop decides how many, so the record is
         converged (formerly ``trace()``, which still works with a ``FutureWarning``).
         """
+        notes = ()
+        if self.n_nonfinite:
+            notes = (
+                f"{self.n_nonfinite} observed batch(es) had non-finite gradients; the SNR "
+                "upper bound was held at its previous value for them.",
+            )
         return budget_result(
             self.records,
             method=method,
             nobs=self.n_observed,
+            notes=notes,
             function="CONGA.step",
             n_iter=len(self.records),
             maxiter=None,

@@ -31,12 +31,21 @@ def corrupt_images(images, kind: str, severity: float = 1.0, random_state=None) 
     ndarray
         The corrupted images, clipped to [0, 1] (float64, a new array).
 
+    Raises
+    ------
+    ValueError
+        For values outside [0, 1] (the clipping would silently flatten them: rescale first).
+
     References
     ----------
     Hendrycks, D. and Dietterich, T. (2019). Benchmarking neural network robustness to common
     corruptions and perturbations. *ICLR 2019*.
     """
     x = as_float_array(images, name="images", ndim=(3, 4))
+    if x.size and (x.min() < 0.0 or x.max() > 1.0):
+        raise ValueError(
+            f"`images` must have values in [0, 1]; got values from {x.min():g} to {x.max():g}"
+        )
     check_option(kind, name="kind", options=CORRUPTIONS)
     severity = check_positive(severity, name="severity")
     rng = check_random_state(random_state)

@@ -7,6 +7,7 @@ import copy
 import torch
 from torch import nn
 
+from mlcore._checks import check_tensor
 from mlcore._iterations import budget_result
 from mlcore.functional import softmax_entropy
 from mlcore.results import TrainingResult
@@ -112,6 +113,8 @@ class Tent(nn.Module):
         super().__init__()
         self.params = configure_norm_params(model)
         self.model = model
+        # batch norms normalise with the test batch's own statistics: one sample has none
+        self._min_batch = 2 if any(isinstance(m, _BATCH_NORMS) for m in model.modules()) else 1
         self.lr = check_positive(lr, name="lr")
         self.momentum = check_scalar(momentum, name="momentum", low=0.0, high=1.0)
         self.steps = check_positive_int(steps, name="steps")
@@ -144,6 +147,23 @@ class Tent(nn.Module):
         self._build()
 
     def forward(self, x):
+        """Adapt on the batch ``x`` and return its logits (see the class docstring).
+
+        Raises
+        ------
+        ValueError
+            For an empty batch, one sample where the model has batch norms, or NaN or
+            infinite entries (one such batch would write NaN into the adapted parameters).
+        """
+        check_tensor(x, name="x", finite=True)
+        if x.ndim == 0 or x.shape[0] < self._min_batch:
+            why = (
+                " (the batch norms need the batch's own statistics)" if self._min_batch > 1 else ""
+            )
+            raise ValueError(
+                f"`x` must be a batch of at least {self._min_batch} sample(s){why}; got shape "
+                f"{tuple(x.shape)}"
+            )
         for _ in range(self.steps):
             logits = self.model(x)
             if logits.ndim != 2:

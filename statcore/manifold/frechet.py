@@ -67,7 +67,7 @@ def _karcher(Y, manifold: Manifold, init, maxiter: int, tol: float):
     step found no decrease of the cost in ``_HALVINGS`` halvings.
     """
     mu = init
-    coords = manifold.log_coords(mu, Y)
+    coords = manifold.log_coords(mu, Y, check=False)
     grad = coords.mean(axis=0)
     cost = 0.5 * np.mean(np.sum(coords**2, axis=1))
     grad_norm = float(np.linalg.norm(grad))
@@ -79,8 +79,9 @@ def _karcher(Y, manifold: Manifold, init, maxiter: int, tol: float):
         # guards the positively curved ones (sphere, SO(3)) against overshooting
         for _ in range(_HALVINGS):
             step /= 2
-            candidate = manifold.exp(mu, manifold.from_tangent_coords(mu, step * grad)[0])
-            new_coords = manifold.log_coords(candidate, Y)
+            tangent = manifold.from_tangent_coords(mu, step * grad, check=False)[0]
+            candidate = manifold.exp(mu, tangent, check=False)
+            new_coords = manifold.log_coords(candidate, Y, check=False)
             new_cost = 0.5 * np.mean(np.sum(new_coords**2, axis=1))
             stalled = new_cost > cost + 1e-15 * max(cost, 1.0)
             if not stalled:
@@ -104,7 +105,7 @@ def frechet_mean(
 
     Parameters
     ----------
-    Y : array_like, shape (n, *manifold.point_shape)
+    Y : array_like, shape ``(n, *manifold.point_shape)``
         Points on the manifold.
     manifold : Manifold
     maxiter : int

@@ -47,48 +47,103 @@ __all__ = [
 _SQRT2 = np.sqrt(2.0)
 
 
+#: Tolerance of the checks of points and tangent vectors, relative to the scale of what is
+#: checked (the unit radius, a matrix's largest entry, the squared time coordinate): rounding
+#: passes, data off the manifold does not.
+TOL = 1e-6
+
+
 class Manifold:
     """A Riemannian manifold: the interface :func:`~statcore.manifold.mmdd` and friends use.
 
-    Subclasses define ``dim`` (intrinsic dimension), ``point_shape`` and the maps below. All maps
-    take a single base point and broadcast over a leading batch axis of their other arguments.
+    Every map takes a single base point and broadcasts over a leading batch axis of its other
+    arguments. The public maps check their arguments (points on the manifold, tangent vectors
+    tangent at the base point, within :data:`TOL` relative to their scale) and then call the
+    private map of the same name; ``check=False`` skips the checks, for inner loops over data
+    already checked.
+
+    Subclasses define ``dim`` (intrinsic dimension), ``point_shape``, the private maps ``_exp``,
+    ``_log``, ``_dist``, ``_to_coords``, ``_from_coords`` (and ``_inner``, ``_log_coords`` where a
+    closed form beats the default), and the scale-aware defects ``_point_errors`` and
+    ``_tangent_errors`` with their descriptions.
     """
 
     name: str = "manifold"
     dim: int
     point_shape: tuple[int, ...]
 
-    def exp(self, base, v):
-        """Riemannian exponential ``Exp_base(v)``."""
-        raise NotImplementedError
+    # ---- the public maps: checks, then the closed forms of the subclass -------------------
 
-    def log(self, base, y):
-        """Riemannian logarithm ``Log_base(y)`` (tangent vectors at ``base``)."""
-        raise NotImplementedError
+    def exp(self, base, v, *, check: bool = True):
+        """Riemannian exponential ``Exp_base(v)`` of one tangent vector or an (n, ...) batch.
 
-    def dist(self, a, b):
-        """Geodesic distance (broadcast over a leading batch axis)."""
-        raise NotImplementedError
+        Raises ``ValueError`` (unless ``check=False``) when ``base`` is off the manifold or ``v``
+        is not tangent at ``base``.
+        """
+        if check:
+            base = self._checked_points(base, "base", batch_dims=0)
+            v = self._checked_tangent(base, v, "v", "base")
+        return self._exp(base, v)
 
-    def inner(self, base, u, v):
+    def log(self, base, y, *, check: bool = True):
+        """Riemannian logarithm ``Log_base(y)`` (tangent vectors at ``base``) of one point or an
+        (n, ...) batch; ``check=False`` skips the checks that both lie on the manifold."""
+        if check:
+            base = self._checked_points(base, "base", batch_dims=0)
+            y = self._checked_points(y, "y", batch_dims=(0, 1))
+        return self._log(base, y)
+
+    def dist(self, a, b, *, check: bool = True):
+        """Geodesic distance, broadcast over the leading batch axes of ``a`` and ``b``;
+        ``check=False`` skips the checks that both lie on the manifold."""
+        if check:
+            a = self._checked_points(a, "a", batch_dims=None)
+            b = self._checked_points(b, "b", batch_dims=None)
+            self._check_batches(a, b, "a", "b")
+        return self._dist(a, b)
+
+    def inner(self, base, u, v, *, check: bool = True):
         """Riemannian inner product of tangent vectors ``u`` and ``v`` at ``base``."""
-        return np.sum(self.to_tangent_coords(base, u) * self.to_tangent_coords(base, v), axis=-1)
+        if check:
+            base = self._checked_points(base, "base", batch_dims=0)
+            u = self._checked_tangent(base, u, "u", "base")
+            v = self._checked_tangent(base, v, "v", "base")
+            self._check_batches(u, v, "u", "v")
+        return self._inner(base, u, v)
 
-    def to_tangent_coords(self, base, V):
+    def to_tangent_coords(self, base, V, *, check: bool = True):
         """Coordinates of tangent vectors ``V`` at ``base`` in an orthonormal basis (n, dim)."""
-        raise NotImplementedError
+        if check:
+            base = self._checked_points(base, "base", batch_dims=0)
+            V = self._checked_tangent(base, V, "V", "base")
+        return self._to_coords(base, V)
 
-    def from_tangent_coords(self, base, C):
+    def from_tangent_coords(self, base, C, *, check: bool = True):
         """Inverse of :meth:`to_tangent_coords`: tangent vectors from orthonormal coordinates."""
-        raise NotImplementedError
+        if check:
+            base = self._checked_points(base, "base", batch_dims=0)
+            C = as_float_array(C, name="C", ndim=(1, 2))
+            if C.shape[-1] != self.dim:
+                raise ValueError(
+                    f"`C` must hold {self.dim} coordinates per vector (the dimension of "
+                    f"{self!r}), as a ({self.dim},) or (n, {self.dim}) array; got shape {C.shape}"
+                )
+        return self._from_coords(base, C)
 
-    def log_coords(self, base, Y):
+    def log_coords(self, base, Y, *, check: bool = True):
         """``to_tangent_coords(base, log(base, Y))``, computed directly where that is cheaper."""
-        return self.to_tangent_coords(base, self.log(base, Y))
+        if check:
+            base = self._checked_points(base, "base", batch_dims=0)
+            Y = self._checked_points(Y, "Y", batch_dims=(0, 1))
+        return self._log_coords(base, Y)
 
     def belongs(self, y, atol: float = 1e-8):
-        """Whether each point lies on the manifold within ``atol`` (bool array over the batch)."""
-        raise NotImplementedError
+        """Whether each point lies on the manifold within ``atol`` (bool array over the batch),
+        ``atol`` relative to the scale of the point as in every check."""
+        y, single = _batched(y, len(self.point_shape))
+        if y.shape[1:] != self.point_shape:
+            return _unbatch(np.zeros(len(y), dtype=bool), single)
+        return _unbatch(self._point_errors(y) <= atol, single)
 
     @renamed_keywords(rng="random_state")
     def random_point(self, n: int, random_state=None):
@@ -106,10 +161,119 @@ class Manifold:
     def check_mean_domain(self, Y) -> None:
         """Raise when the Fréchet mean of ``Y`` cannot be unique (e.g. no open hemisphere)."""
 
-    # ---- helpers shared by every manifold -------------------------------------------------------
+    # ---- what a subclass provides ---------------------------------------------------------
 
-    def check_points(self, Y, *, name: str = "Y", atol: float = 1e-6, min_rows: int = 0):
-        """``Y`` as a float64 (n, *point_shape) copy, each row on the manifold within ``atol``."""
+    def _exp(self, base, v):
+        raise NotImplementedError
+
+    def _log(self, base, y):
+        raise NotImplementedError
+
+    def _dist(self, a, b):
+        raise NotImplementedError
+
+    def _to_coords(self, base, V):
+        raise NotImplementedError
+
+    def _from_coords(self, base, C):
+        raise NotImplementedError
+
+    def _inner(self, base, u, v):
+        return np.sum(self._to_coords(base, u) * self._to_coords(base, v), axis=-1)
+
+    def _log_coords(self, base, Y):
+        return self._to_coords(base, self._log(base, Y))
+
+    def _point_errors(self, y):
+        """How far each point of the finite batch ``y`` (k, *point_shape) is off the manifold,
+        relative to its scale; ``inf`` where a sign condition fails."""
+        raise NotImplementedError
+
+    def _describe_point(self, p, name: str, atol: float) -> str:
+        """Why the point ``p`` is off the manifold, in the words of its defining equation."""
+        return "not on the manifold"
+
+    def _tangent_errors(self, base, v):
+        """How far each vector of the finite batch ``v`` is from the tangent space at ``base``,
+        relative to its scale (zero where every vector is tangent)."""
+        return np.zeros(len(v))
+
+    def _describe_tangent(self, base, v, name: str) -> str:
+        return "not in the tangent space"
+
+    # ---- the checks -----------------------------------------------------------------------
+
+    def _checked_points(self, x, name: str, *, batch_dims, atol: float = TOL):
+        """``x`` as a float64 copy of one point (``batch_dims`` 0) or a batch of them (the
+        numbers of leading axes in ``batch_dims``; None: any), each on the manifold."""
+        arr = self._shaped(x, name, batch_dims)
+        k = len(self.point_shape)
+        flat = arr.reshape((-1,) + self.point_shape)
+        bad = np.flatnonzero(~(self._point_errors(flat) <= atol))
+        if bad.size:
+            if arr.ndim == k:
+                raise ValueError(
+                    f"`{name}` is not on {self!r}: {self._describe_point(flat[0], name, atol)} "
+                    f"(tolerance {atol:g})"
+                )
+            index = np.unravel_index(bad[0], arr.shape[: arr.ndim - k])
+            row = f"{name}[{', '.join(str(int(i)) for i in index)}]"
+            raise ValueError(
+                f"`{name}` has {bad.size} point(s) off {self!r}, first at {row}: "
+                f"{self._describe_point(flat[bad[0]], row, atol)} (tolerance {atol:g}); project "
+                "them onto the manifold first"
+            )
+        return arr
+
+    def _checked_tangent(self, base, v, name: str, base_name: str, *, atol: float = TOL):
+        """``v`` as a float64 copy of one vector or an (n, ...) batch, each tangent at ``base``."""
+        arr = self._shaped(v, name, (0, 1))
+        flat = arr.reshape((-1,) + self.point_shape)
+        bad = np.flatnonzero(~(self._tangent_errors(base, flat) <= atol))
+        if bad.size:
+            at = f"tangent to {self!r} at `{base_name}`"
+            if arr.ndim == len(self.point_shape):
+                raise ValueError(
+                    f"`{name}` is not {at}: {self._describe_tangent(base, flat[0], name)} "
+                    f"(tolerance {atol:g})"
+                )
+            row = f"{name}[{bad[0]}]"
+            raise ValueError(
+                f"`{name}` has {bad.size} vector(s) not {at}, first at {row}: "
+                f"{self._describe_tangent(base, flat[bad[0]], row)} (tolerance {atol:g})"
+            )
+        return arr
+
+    def _check_batches(self, a, b, name_a: str, name_b: str) -> None:
+        """Raise unless the batch axes of ``a`` and ``b`` broadcast against each other."""
+        k = len(self.point_shape)
+        batch_a, batch_b = a.shape[: a.ndim - k], b.shape[: b.ndim - k]
+        try:
+            np.broadcast_shapes(batch_a, batch_b)
+        except ValueError:
+            raise ValueError(
+                f"`{name_a}` and `{name_b}` must hold the same number of points, or one of them "
+                f"a single one; got batches of shape {batch_a} and {batch_b}"
+            ) from None
+
+    def _shaped(self, x, name: str, batch_dims) -> np.ndarray:
+        """``x`` as a finite float64 copy of shape ``(*batch, *point_shape)``."""
+        arr = as_float_array(x, name=name)
+        k = len(self.point_shape)
+        allowed = (batch_dims,) if isinstance(batch_dims, int) else batch_dims
+        shape_ok = arr.ndim >= k and arr.shape[arr.ndim - k :] == self.point_shape
+        if not shape_ok or (allowed is not None and arr.ndim - k not in allowed):
+            shape = ", ".join(map(str, self.point_shape))
+            want = {
+                (0,): f"one point of shape {self.point_shape}",
+                (0, 1): f"one point of shape {self.point_shape} or an array (n, {shape}) of them",
+            }.get(allowed, f"an array (..., {shape}) of points")
+            raise ValueError(f"`{name}` must be {want} on {self!r}; got shape {arr.shape}")
+        return arr
+
+    def check_points(self, Y, *, name: str = "Y", atol: float = TOL, min_rows: int = 0):
+        """``Y`` as a float64 ``(n, *point_shape)`` copy, each row on the manifold within ``atol``
+        (relative to its scale)."""
         arr = as_float_array(Y, name=name, ndim=1 + len(self.point_shape), min_rows=min_rows)
         if arr.shape[1:] != self.point_shape:
             raise ValueError(
@@ -117,23 +281,11 @@ class Manifold:
                 f"array of shape (n, {', '.join(map(str, self.point_shape))}); got shape "
                 f"{arr.shape}"
             )
-        ok = np.asarray(self.belongs(arr, atol=atol))
-        if not ok.all():
-            bad = np.flatnonzero(~ok)
-            raise ValueError(
-                f"`{name}` has {bad.size} point(s) off {self!r} (tolerance {atol:g}), first at "
-                f"row {bad[0]}; project them onto the manifold first"
-            )
-        return arr
+        return self._checked_points(arr, name, batch_dims=1, atol=atol)
 
-    def check_point(self, p, *, name: str = "base_point", atol: float = 1e-6):
+    def check_point(self, p, *, name: str = "base_point", atol: float = TOL):
         """A single point, checked like :meth:`check_points`."""
-        arr = as_float_array(p, name=name)
-        if arr.shape != self.point_shape:
-            raise ValueError(
-                f"`{name}` must be one point of shape {self.point_shape}; got {describe(p)}"
-            )
-        return self.check_points(arr[None], name=name, atol=atol)[0]
+        return self._checked_points(p, name, batch_dims=0, atol=atol)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.dim})"
@@ -172,27 +324,26 @@ class Euclidean(Manifold):
         self.dim = check_positive_int(m, name="m")
         self.point_shape = (self.dim,)
 
-    def exp(self, base, v):
+    def _exp(self, base, v):
         return np.asarray(base, float) + np.asarray(v, float)
 
-    def log(self, base, y):
+    def _log(self, base, y):
         return np.asarray(y, float) - np.asarray(base, float)
 
-    def dist(self, a, b):
+    def _dist(self, a, b):
         return np.linalg.norm(np.asarray(a, float) - np.asarray(b, float), axis=-1)
 
-    def inner(self, base, u, v):
+    def _inner(self, base, u, v):
         return np.sum(np.asarray(u, float) * np.asarray(v, float), axis=-1)
 
-    def to_tangent_coords(self, base, V):
+    def _to_coords(self, base, V):
         return np.asarray(V, float).reshape(-1, self.dim)
 
-    def from_tangent_coords(self, base, C):
+    def _from_coords(self, base, C):
         return np.asarray(C, float).reshape(-1, self.dim)
 
-    def belongs(self, y, atol: float = 1e-8):
-        y, single = _batched(y, 1)
-        return _unbatch(np.all(np.isfinite(y), axis=-1) & (y.shape[-1] == self.dim), single)
+    def _point_errors(self, y):
+        return np.where(np.all(np.isfinite(y), axis=-1), 0.0, np.inf)
 
     @renamed_keywords(rng="random_state")
     def random_point(self, n: int, random_state=None):
@@ -237,7 +388,7 @@ class Sphere(Manifold):
         self.dim = check_positive_int(m, name="m")
         self.point_shape = (self.dim + 1,)
 
-    def exp(self, base, v):
+    def _exp(self, base, v):
         p = np.asarray(base, float)
         v, single = _batched(v, 1)
         norm = np.linalg.norm(v, axis=-1, keepdims=True)
@@ -246,7 +397,7 @@ class Sphere(Manifold):
         out /= np.linalg.norm(out, axis=-1, keepdims=True)
         return _unbatch(out, single)
 
-    def log(self, base, y):
+    def _log(self, base, y):
         p = np.asarray(base, float)
         y, single = _batched(y, 1)
         cos = y @ p
@@ -257,30 +408,38 @@ class Sphere(Manifold):
         scale = np.divide(theta, sin, out=np.ones_like(theta), where=sin > 0)
         return _unbatch(scale[:, None] * u, single)
 
-    def dist(self, a, b):
+    def _dist(self, a, b):
         a, b = np.asarray(a, float), np.asarray(b, float)
         chord = np.linalg.norm(a - b, axis=-1)
         return 2.0 * np.arcsin(np.clip(chord / 2.0, 0.0, 1.0))
 
-    def inner(self, base, u, v):
+    def _inner(self, base, u, v):
         return np.sum(np.asarray(u, float) * np.asarray(v, float), axis=-1)
 
-    def to_tangent_coords(self, base, V):
+    def _to_coords(self, base, V):
         w, _ = _householder(np.asarray(base, float))
         V = np.asarray(V, float).reshape(-1, self.dim + 1)
         HV = V - np.outer(V @ w, 2.0 * w / (w @ w))
         return np.ascontiguousarray(HV[:, 1:])
 
-    def from_tangent_coords(self, base, C):
+    def _from_coords(self, base, C):
         w, _ = _householder(np.asarray(base, float))
         C = np.asarray(C, float).reshape(-1, self.dim)
         full = np.hstack([np.zeros((len(C), 1)), C])
         return full - np.outer(full @ w, 2.0 * w / (w @ w))
 
-    def belongs(self, y, atol: float = 1e-8):
-        y, single = _batched(y, 1)
-        ok = (y.shape[-1] == self.dim + 1) & (np.abs(np.linalg.norm(y, axis=-1) - 1.0) <= atol)
-        return _unbatch(ok, single)
+    def _point_errors(self, y):
+        return np.abs(np.linalg.norm(y, axis=-1) - 1.0)
+
+    def _describe_point(self, p, name, atol):
+        return f"|{name}| = {np.linalg.norm(p):.6g}, not 1"
+
+    def _tangent_errors(self, base, v):
+        # <p, v> = 0, relative to |v| (|p| = 1) once |v| exceeds 1
+        return np.abs(v @ base) / np.maximum(1.0, np.linalg.norm(v, axis=-1))
+
+    def _describe_tangent(self, base, v, name):
+        return f"<base, {name}> = {v @ base:.6g}, not 0"
 
     @renamed_keywords(rng="random_state")
     def random_point(self, n: int, random_state=None):
@@ -313,8 +472,8 @@ class Sphere(Manifold):
         if not (res.status == 0 and -res.fun > 1e-10):
             raise ValueError(
                 "`Y` does not lie in an open hemisphere of the sphere, so its Fréchet mean is "
-                "not unique; pass `base_point=` (a point whose hemisphere holds the data) or "
-                "remove antipodal points"
+                "not unique; remove antipodal points, or (in mmdd and its tests) pass "
+                "`base_point=`, a point whose hemisphere holds the data"
             )
 
 
@@ -351,7 +510,7 @@ class Hyperbolic(Manifold):
     def _minkowski(x, y):
         return np.sum(x[..., 1:] * y[..., 1:], axis=-1) - x[..., 0] * y[..., 0]
 
-    def exp(self, base, v):
+    def _exp(self, base, v):
         p = np.asarray(base, float)
         v, single = _batched(v, 1)
         norm = np.sqrt(np.maximum(self._minkowski(v, v), 0.0))[:, None]
@@ -362,7 +521,7 @@ class Hyperbolic(Manifold):
         out[:, 0] = np.sqrt(1.0 + np.sum(out[:, 1:] ** 2, axis=-1))
         return _unbatch(out, single)
 
-    def log(self, base, y):
+    def _log(self, base, y):
         p = np.asarray(base, float)
         y, single = _batched(y, 1)
         u = y + self._minkowski(p, y)[:, None] * p
@@ -371,14 +530,14 @@ class Hyperbolic(Manifold):
         scale = np.divide(theta, sinh, out=np.ones_like(theta), where=sinh > 0)
         return _unbatch(scale[:, None] * u, single)
 
-    def dist(self, a, b):
+    def _dist(self, a, b):
         a, b = np.asarray(a, float), np.asarray(b, float)
         return np.arccosh(np.maximum(-self._minkowski(a, b), 1.0))
 
-    def inner(self, base, u, v):
+    def _inner(self, base, u, v):
         return self._minkowski(np.asarray(u, float), np.asarray(v, float))
 
-    def to_tangent_coords(self, base, V):
+    def _to_coords(self, base, V):
         # the Lorentz boost taking `base` to the origin maps T_base to {0} x R^m isometrically
         p = np.asarray(base, float)
         ps = p[1:]
@@ -387,28 +546,36 @@ class Hyperbolic(Manifold):
             V[:, 1:] - np.outer(V[:, 0], ps) + np.outer(V[:, 1:] @ ps, ps / (1.0 + p[0]))
         )
 
-    def from_tangent_coords(self, base, C):
+    def _from_coords(self, base, C):
         p = np.asarray(base, float)
         ps = p[1:]
         C = np.asarray(C, float).reshape(-1, self.dim)
         dot = C @ ps
         return np.hstack([dot[:, None], C + np.outer(dot, ps / (1.0 + p[0]))])
 
-    def belongs(self, y, atol: float = 1e-8):
-        y, single = _batched(y, 1)
-        if y.shape[-1] != self.dim + 1:
-            return _unbatch(np.zeros(len(y), dtype=bool), single)
-        # relative tolerance: far from the origin both terms of <y, y>_L grow like y0^2
-        ok = (np.abs(self._minkowski(y, y) + 1.0) <= atol * np.maximum(1.0, y[:, 0] ** 2)) & (
-            y[:, 0] > 0
-        )
-        return _unbatch(ok, single)
+    def _point_errors(self, y):
+        # relative: far from the origin both terms of <y, y>_L grow like y0^2
+        error = np.abs(self._minkowski(y, y) + 1.0) / np.maximum(1.0, y[:, 0] ** 2)
+        return np.where(y[:, 0] > 0, error, np.inf)
+
+    def _describe_point(self, p, name, atol):
+        if p[0] <= 0:
+            return f"{name}[0] = {p[0]:.6g}, not positive (the model is the sheet x0 > 0)"
+        return f"<{name}, {name}>_L = {self._minkowski(p, p):.6g}, not -1"
+
+    def _tangent_errors(self, base, v):
+        # <p, v>_L = 0, relative to the Euclidean sizes of both once their product exceeds 1
+        scale = np.maximum(1.0, np.linalg.norm(v, axis=-1) * np.linalg.norm(base))
+        return np.abs(self._minkowski(v, base)) / scale
+
+    def _describe_tangent(self, base, v, name):
+        return f"<base, {name}>_L = {self._minkowski(v, base):.6g}, not 0"
 
     @renamed_keywords(rng="random_state")
     def random_point(self, n: int, random_state=None):
         n = check_positive_int(n, name="n")
         c = check_random_state(random_state).standard_normal((n, self.dim))
-        return self.exp(self.origin, self.from_tangent_coords(self.origin, c))
+        return self._exp(self.origin, self._from_coords(self.origin, c))
 
     def initial_mean(self, Y):
         m = Y.mean(axis=0)
@@ -506,7 +673,7 @@ class SPD(Manifold):
         F = _divided_differences(w, np.exp, np.exp)
         return Q @ (F * (Q.T @ H @ Q)) @ Q.T
 
-    def exp(self, base, v):
+    def _exp(self, base, v):
         P = np.asarray(base, float)
         v, single = _batched(v, 2)
         if self.metric == "affine":
@@ -516,7 +683,7 @@ class SPD(Manifold):
             out = _sym_fun(_sym_fun(P, np.log) + _symmetrize(self._dlog(P, v)), np.exp)
         return _unbatch(_symmetrize(out), single)
 
-    def log(self, base, y):
+    def _log(self, base, y):
         P = np.asarray(base, float)
         y, single = _batched(y, 2)
         if self.metric == "affine":
@@ -527,7 +694,7 @@ class SPD(Manifold):
             out = self._dexp(logP, _sym_fun(y, np.log) - logP)
         return _unbatch(_symmetrize(out), single)
 
-    def dist(self, a, b):
+    def _dist(self, a, b):
         a, b = np.asarray(a, float), np.asarray(b, float)
         if self.metric == "affine":
             # the eigenvalues of a^-1 b are those of the generalised problem b x = l a x
@@ -544,11 +711,11 @@ class SPD(Manifold):
             return si @ V @ si
         return self._dlog(P, V)
 
-    def to_tangent_coords(self, base, V):
+    def _to_coords(self, base, V):
         V = np.asarray(V, float).reshape((-1,) + self.point_shape)
         return np.ascontiguousarray(_vech(_symmetrize(self._whiten(np.asarray(base, float), V))))
 
-    def from_tangent_coords(self, base, C):
+    def _from_coords(self, base, C):
         P = np.asarray(base, float)
         W = _unvech(np.asarray(C, float).reshape(-1, self.dim), self.k)
         if self.metric == "affine":
@@ -556,7 +723,7 @@ class SPD(Manifold):
             return _symmetrize(s @ W @ s)
         return _symmetrize(self._dexp(_sym_fun(P, np.log), W))
 
-    def log_coords(self, base, Y):
+    def _log_coords(self, base, Y):
         P = np.asarray(base, float)
         Y = np.asarray(Y, float).reshape((-1,) + self.point_shape)
         if self.metric == "affine":
@@ -566,20 +733,29 @@ class SPD(Manifold):
             L = _sym_fun(Y, np.log) - _sym_fun(P, np.log)
         return np.ascontiguousarray(_vech(L))
 
-    def belongs(self, y, atol: float = 1e-8):
-        y, single = _batched(y, 2)
-        if y.shape[-2:] != self.point_shape:
-            return _unbatch(np.zeros(len(y), dtype=bool), single)
-        scale = np.maximum(1.0, np.max(np.abs(y), axis=(-2, -1)))
-        symmetric = np.max(np.abs(y - np.swapaxes(y, -1, -2)), axis=(-2, -1)) <= atol * scale
-        w = np.linalg.eigvalsh(_symmetrize(y))
-        return _unbatch(symmetric & (w[..., 0] > 0), single)
+    def _point_errors(self, y):
+        positive = np.linalg.eigvalsh(_symmetrize(y))[..., 0] > 0
+        return np.where(positive, _asymmetry(y), np.inf)
+
+    def _describe_point(self, p, name, atol):
+        if _asymmetry(p[None])[0] > atol:
+            return f"not symmetric (max |{name} - {name}'| = {np.max(np.abs(p - p.T)):.3g})"
+        smallest = np.linalg.eigvalsh(_symmetrize(p))[0]
+        return f"not positive definite (smallest eigenvalue {smallest:.6g})"
+
+    def _tangent_errors(self, base, v):
+        # the tangent vectors of both metrics are the symmetric matrices
+        return _asymmetry(v)
+
+    def _describe_tangent(self, base, v, name):
+        return f"not symmetric (max |{name} - {name}'| = {np.max(np.abs(v - v.T)):.3g})"
 
     @renamed_keywords(rng="random_state")
     def random_point(self, n: int, random_state=None):
         n = check_positive_int(n, name="n")
         c = check_random_state(random_state).standard_normal((n, self.dim))
-        return self.exp(np.eye(self.k), self.from_tangent_coords(np.eye(self.k), c))
+        eye = np.eye(self.k)
+        return self._exp(eye, self._from_coords(eye, c))
 
     def initial_mean(self, Y):
         if self.metric == "log_euclidean":
@@ -590,6 +766,14 @@ class SPD(Manifold):
 
 def _symmetrize(S):
     return 0.5 * (S + np.swapaxes(S, -1, -2))
+
+
+def _asymmetry(S, *, skew: bool = False):
+    """``max |S - S'|`` (``max |S + S'|`` when ``skew``) of each matrix of a batch, relative to
+    its largest entry once that exceeds 1."""
+    scale = np.maximum(1.0, np.max(np.abs(S), axis=(-2, -1)))
+    other = -np.swapaxes(S, -1, -2) if skew else np.swapaxes(S, -1, -2)
+    return np.max(np.abs(S - other), axis=(-2, -1)) / scale
 
 
 def _vee(A):
@@ -634,41 +818,54 @@ class SO3(Manifold):
         # scipy's quaternion route is accurate at every angle, including near pi
         return Rotation.from_matrix(Q.reshape(-1, 3, 3)).as_rotvec()
 
-    def exp(self, base, v):
+    def _exp(self, base, v):
         R = np.asarray(base, float)
         v, single = _batched(v, 2)
         a = _vee(R.T @ v)
         return _unbatch(R @ Rotation.from_rotvec(a).as_matrix(), single)
 
-    def log(self, base, y):
+    def _log(self, base, y):
         R = np.asarray(base, float)
         y, single = _batched(y, 2)
         return _unbatch(R @ _hat(self._rotvec(R.T @ y)), single)
 
-    def log_coords(self, base, Y):
+    def _log_coords(self, base, Y):
         R = np.asarray(base, float)
         return np.ascontiguousarray(self._rotvec(R.T @ np.asarray(Y, float)))
 
-    def dist(self, a, b):
+    def _dist(self, a, b):
         a, b = np.asarray(a, float), np.asarray(b, float)
         rel = np.swapaxes(a, -1, -2) @ b
         return np.linalg.norm(self._rotvec(rel), axis=-1).reshape(rel.shape[:-2])
 
-    def to_tangent_coords(self, base, V):
+    def _to_coords(self, base, V):
         R = np.asarray(base, float)
         A = R.T @ np.asarray(V, float).reshape(-1, 3, 3)
         return np.ascontiguousarray(_vee(0.5 * (A - np.swapaxes(A, -1, -2))))
 
-    def from_tangent_coords(self, base, C):
+    def _from_coords(self, base, C):
         return np.asarray(base, float) @ _hat(np.asarray(C, float).reshape(-1, 3))
 
-    def belongs(self, y, atol: float = 1e-8):
-        y, single = _batched(y, 2)
-        if y.shape[-2:] != (3, 3):
-            return _unbatch(np.zeros(len(y), dtype=bool), single)
+    def _point_errors(self, y):
         gram = np.swapaxes(y, -1, -2) @ y
-        orth = np.max(np.abs(gram - np.eye(3)), axis=(-2, -1)) <= atol
-        return _unbatch(orth & (np.linalg.det(y) > 0), single)
+        error = np.max(np.abs(gram - np.eye(3)), axis=(-2, -1))
+        return np.where(np.linalg.det(y) > 0, error, np.inf)
+
+    def _describe_point(self, p, name, atol):
+        error = np.max(np.abs(p.T @ p - np.eye(3)))
+        if error > atol:
+            return f"not orthogonal (max |{name}'{name} - I| = {error:.3g})"
+        return f"det {name} = {np.linalg.det(p):.6g}, not 1 (a reflection)"
+
+    def _tangent_errors(self, base, v):
+        # R'V is skew-symmetric
+        return _asymmetry(base.T @ v, skew=True)
+
+    def _describe_tangent(self, base, v, name):
+        A = base.T @ v
+        return (
+            f"A = base'{name} is not skew-symmetric (max |A + A'| = {np.max(np.abs(A + A.T)):.3g})"
+        )
 
     @renamed_keywords(rng="random_state")
     def random_point(self, n: int, random_state=None):
@@ -702,16 +899,16 @@ class GeomstatsManifold(Manifold):
     def __repr__(self) -> str:
         return f"from_geomstats({type(self.space).__name__}(dim={self.dim}))"
 
-    def exp(self, base, v):
+    def _exp(self, base, v):
         return np.asarray(self.space.metric.exp(np.asarray(v, float), np.asarray(base, float)))
 
-    def log(self, base, y):
+    def _log(self, base, y):
         return np.asarray(self.space.metric.log(np.asarray(y, float), np.asarray(base, float)))
 
-    def dist(self, a, b):
+    def _dist(self, a, b):
         return np.asarray(self.space.metric.dist(np.asarray(a, float), np.asarray(b, float)))
 
-    def inner(self, base, u, v):
+    def _inner(self, base, u, v):
         return np.asarray(
             self.space.metric.inner_product(
                 np.asarray(u, float), np.asarray(v, float), np.asarray(base, float)
@@ -731,27 +928,40 @@ class GeomstatsManifold(Manifold):
         basis = []
         for t in tangent:
             for b in basis:
-                t = t - float(self.inner(base, t, b)) * b
-            norm2 = float(self.inner(base, t, t))
+                t = t - float(self._inner(base, t, b)) * b
+            norm2 = float(self._inner(base, t, t))
             if norm2 > 1e-10:
                 basis.append(t / np.sqrt(norm2))
             if len(basis) == self.dim:
                 break
         return np.stack(basis)
 
-    def to_tangent_coords(self, base, V):
+    def _to_coords(self, base, V):
         V = np.asarray(V, float).reshape((-1,) + self.point_shape)
         basis = self._basis(base)
         return np.ascontiguousarray(
-            np.stack([self.inner(base, V, np.broadcast_to(b, V.shape)) for b in basis], axis=-1)
+            np.stack([self._inner(base, V, np.broadcast_to(b, V.shape)) for b in basis], axis=-1)
         )
 
-    def from_tangent_coords(self, base, C):
+    def _from_coords(self, base, C):
         C = np.asarray(C, float).reshape(-1, self.dim)
         return np.tensordot(C, self._basis(base), axes=1)
 
     def belongs(self, y, atol: float = 1e-8):
         return np.asarray(self.space.belongs(np.asarray(y, float), atol=atol))
+
+    # geomstats answers membership and tangency with booleans at a tolerance, no closer measure
+    def _point_errors(self, y):
+        return np.where(self.belongs(y, atol=TOL), 0.0, np.inf)
+
+    def _describe_point(self, p, name, atol):
+        return f"geomstats' `belongs` is False for `{name}`"
+
+    def _tangent_errors(self, base, v):
+        return np.where(np.asarray(self.space.is_tangent(v, base, atol=TOL)), 0.0, np.inf)
+
+    def _describe_tangent(self, base, v, name):
+        return f"geomstats' `is_tangent` is False for `{name}`"
 
     @renamed_keywords(rng="random_state")
     def random_point(self, n: int, random_state=None):

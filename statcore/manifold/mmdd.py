@@ -59,6 +59,11 @@ _MAX_EIGEN_N = 1000
 #: Largest n for dcov_test, which holds two n x n distance matrices.
 _MAX_DCOV_N = 12_000
 
+#: Spread of the points of ``Y``, relative to their largest coordinate, up to which they are one
+#: point: computed data carry rounding of about 1e-16 of their scale, which the exact comparison
+#: took for variation (and the test then ranked noise against noise).
+_CONSTANT_RTOL = 1e-12
+
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
 class MMDDTestResult(TestResult):
@@ -337,6 +342,20 @@ def _check_sample(Y, X, manifold, *, purpose: str = ""):
     return Y, X, manifold
 
 
+def _constant_input(Y, X) -> str | None:
+    """The reason the tests cannot apply, or None: ``X`` constant, or ``Y`` one point up to
+    rounding (``X`` is the user's data as given, compared exactly)."""
+    if np.ptp(X, axis=0).max() == 0:
+        return "`X` is constant"
+    spread = float(np.max(np.abs(Y - Y[0])))
+    if spread <= _CONSTANT_RTOL * np.max(np.abs(Y)):
+        return (
+            "`Y` is constant: its points are equal up to rounding (largest coordinate "
+            f"difference {spread:.1g}, relative tolerance {_CONSTANT_RTOL:g})"
+        )
+    return None
+
+
 def _prepare(Y, X, manifold, base_point):
     """Validated arrays, the base point and the tangent coordinates ``V_i = Log_mu Y_i``."""
     Y, X, manifold = _check_sample(Y, X, manifold, purpose=" for the U-statistic")
@@ -344,7 +363,7 @@ def _prepare(Y, X, manifold, base_point):
         base_point = frechet_mean(Y, manifold).mean
     else:
         base_point = manifold.check_point(base_point, name="base_point")
-    V = np.ascontiguousarray(manifold.log_coords(base_point, Y), dtype=np.float64)
+    V = np.ascontiguousarray(manifold.log_coords(base_point, Y, check=False), dtype=np.float64)
     return Y, np.ascontiguousarray(X), manifold, base_point, V
 
 
@@ -360,7 +379,7 @@ def mmdd(Y, X, manifold: Manifold, base_point=None, statistic: str = "u") -> flo
 
     Parameters
     ----------
-    Y : array_like, shape (n, *manifold.point_shape)
+    Y : array_like, shape ``(n, *manifold.point_shape)``
         Points on the manifold.
     X : array_like or DataFrame, shape (n,) or (n, p)
         Euclidean predictors.
@@ -422,7 +441,7 @@ def mmdd_test(
 
     Parameters
     ----------
-    Y : array_like, shape (n, *manifold.point_shape)
+    Y : array_like, shape ``(n, *manifold.point_shape)``
         Points on the manifold (``(n, k, k)`` for SPD and SO3).
     X : array_like or DataFrame, shape (n,) or (n, p)
     manifold : Manifold
@@ -444,7 +463,8 @@ def mmdd_test(
     MMDDTestResult
         ``statistic`` (``n MMDD^2``), ``pvalue``, ``null_distribution`` (the draws),
         ``estimate`` (``MMDD^2``), ``base_point``; ``alternative="greater"``. NaN with the
-        reason in ``notes`` when ``X`` or ``Y`` is constant.
+        reason in ``notes`` (and a ``NotApplicableWarning``) when ``X`` is constant or the
+        points of ``Y`` agree up to rounding (a relative spread of at most 1e-12).
 
     Notes
     -----
@@ -476,10 +496,9 @@ def mmdd_test(
         manifold=manifold,
         random_state_used=_seed_used(random_state),
     )
-    if np.ptp(X, axis=0).max() == 0:
-        return MMDDTestResult.not_applicable(name, "`X` is constant", **common)
-    if np.abs(V).max() == 0:
-        return MMDDTestResult.not_applicable(name, "`Y` is constant", **common)
+    reason = _constant_input(Y, X)
+    if reason is not None:
+        return MMDDTestResult.not_applicable(name, reason, **common)
     c = _centred(X, V, "u")
     estimate = _statistic(c, "u")
     statistic = n * estimate
@@ -522,7 +541,7 @@ def _pairwise(manifold: Manifold, Y) -> np.ndarray:
         r1 = min(n, r0 + rows)
         a = np.repeat(Y[r0:r1], n, axis=0)
         b = np.tile(Y, (r1 - r0,) + (1,) * (Y.ndim - 1))
-        D[r0:r1] = np.asarray(manifold.dist(a, b)).reshape(r1 - r0, n)
+        D[r0:r1] = np.asarray(manifold.dist(a, b, check=False)).reshape(r1 - r0, n)
     np.fill_diagonal(D, 0.0)
     return 0.5 * (D + D.T)
 
@@ -538,7 +557,7 @@ def dcov_test(Y, X, manifold: Manifold, *, n_resamples: int = 999, random_state=
 
     Parameters
     ----------
-    Y : array_like, shape (n, *manifold.point_shape)
+    Y : array_like, shape ``(n, *manifold.point_shape)``
     X : array_like or DataFrame, shape (n,) or (n, p)
     manifold : Manifold
     n_resamples : int
@@ -548,7 +567,8 @@ def dcov_test(Y, X, manifold: Manifold, *, n_resamples: int = 999, random_state=
     Returns
     -------
     TestResult
-        ``alternative="greater"``, permutation draws in ``null_distribution``.
+        ``alternative="greater"``, permutation draws in ``null_distribution``. NaN with the
+        reason, as in :func:`mmdd_test`, when ``X`` or ``Y`` is constant.
 
     References
     ----------
@@ -561,9 +581,9 @@ def dcov_test(Y, X, manifold: Manifold, *, n_resamples: int = 999, random_state=
     Lyons, R. (2013). Distance covariance in metric spaces. *Annals of Probability* 41(5),
     3284-3305.
     """
-    Y, X, manifold = _check_sample(Y, X, manifold)
     n_resamples = check_positive_int(n_resamples, name="n_resamples")
     rng = check_random_state(random_state)
+    Y, X, manifold = _check_sample(Y, X, manifold)
     n = len(X)
     if n > _MAX_DCOV_N:
         raise ValueError(
@@ -577,8 +597,9 @@ def dcov_test(Y, X, manifold: Manifold, *, n_resamples: int = 999, random_state=
         null_hypothesis="Y and X are independent",
         random_state_used=_seed_used(random_state),
     )
-    if np.ptp(X, axis=0).max() == 0:
-        return TestResult.not_applicable(name, "`X` is constant", **common)
+    reason = _constant_input(Y, X)
+    if reason is not None:
+        return TestResult.not_applicable(name, reason, **common)
     A = _double_centre(distance.cdist(X, X))
     B = _double_centre(_pairwise(manifold, Y))
     statistic = float(np.sum(A * B) / n)

@@ -76,7 +76,7 @@ def draw(
 
     Returns
     -------
-    Y : ndarray, shape (n, *point_shape)
+    Y : ndarray, shape ``(n, *point_shape)``
     X : ndarray, shape (n,)
 
     References
@@ -102,7 +102,8 @@ def draw(
             xi[far] = _tangent(design, X[far], fresh, beta, sigma)
             far = np.linalg.norm(xi, axis=1) >= np.pi / 2
     mu0 = centre(manifold)
-    return space.exp(mu0, space.from_tangent_coords(mu0, xi)), X
+    xi = space.from_tangent_coords(mu0, xi, check=False)
+    return space.exp(mu0, xi, check=False), X
 
 
 def _tangent(design, X, eps, beta, sigma):

@@ -8,7 +8,7 @@ from scipy.cluster.vq import kmeans2
 from scipy.sparse import linalg as sparse_linalg
 
 from statcore._validation import check_option, check_positive_int, check_random_state
-from statcore.network.graph import as_adjacency, to_networkx
+from statcore.network.graph import as_adjacency, check_graph_size, to_networkx
 
 BASELINES = ("erdos_renyi", "configuration", "chung_lu", "dcsbm")
 
@@ -26,8 +26,10 @@ def baseline_graphs(observed, kind: str, n_graphs: int, random_state=None, n_blo
     """
     check_option(kind, name="kind", options=BASELINES)
     n_graphs = check_positive_int(n_graphs, name="n_graphs")
+    n_blocks = check_positive_int(n_blocks, name="n_blocks")
     rng = check_random_state(random_state)
     A, _ = as_adjacency(observed, name="observed")
+    check_graph_size(A, name="observed", min_nodes=3, edges=True, purpose="a baseline fit")
     n = A.shape[0]
     degree = np.asarray(A.sum(axis=1)).ravel()
     seeds = rng.integers(0, 2**31 - 1, size=n_graphs).tolist()
@@ -44,7 +46,7 @@ def baseline_graphs(observed, kind: str, n_graphs: int, random_state=None, n_blo
         return graphs
     if kind == "chung_lu":
         return [nx.expected_degree_graph(degree.tolist(), seed=s, selfloops=False) for s in seeds]
-    return _dcsbm(A, degree, min(check_positive_int(n_blocks, name="n_blocks"), n - 1), seeds)
+    return _dcsbm(A, degree, min(n_blocks, n - 1), seeds)
 
 
 def _dcsbm(A, degree, n_blocks, seeds):

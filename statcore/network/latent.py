@@ -16,13 +16,19 @@ from scipy.sparse import linalg as sparse_linalg
 from scipy.special import logit
 
 from statcore._progress import progress as progress_bar
-from statcore._validation import check_option, check_positive, check_positive_int
+from statcore._validation import (
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+    describe,
+)
 from statcore.base import Estimator
 from statcore.network._ascent import DIVERGENCE, ascend
 from statcore.network._case_control import nonedge_sample
 from statcore.network._objective import _centre_and_rotate, _Objective, calibrate_rho
 from statcore.network.dimension import DimensionSelection, fit_auto, select_dim
-from statcore.network.graph import as_adjacency
+from statcore.network.graph import as_adjacency, check_graph_size
 from statcore.network.latent_results import LatentSpaceResults
 from statcore.results import IterationRecord
 
@@ -68,8 +74,14 @@ class LatentSpaceModel(Estimator):
     def __init__(self, graph, dim: int | str = 2, degree_heterogeneity: bool = True):
         self.adjacency, self.nodes = as_adjacency(graph)
         n = self.adjacency.shape[0]
-        if n < 3:
-            raise ValueError(f"`graph` needs at least 3 nodes; got {n}")
+        check_graph_size(
+            self.adjacency, name="graph", min_nodes=3, edges=False, purpose="a latent space model"
+        )
+        if self.adjacency.nnz == 0:
+            raise ValueError(
+                f"`graph` has no edges ({n} isolated nodes): the model has no "
+                "maximum-likelihood fit"
+            )
         if isinstance(dim, str):
             check_option(dim, name="dim", options=("auto",))
             # fit() then runs select_dim over these with BIC
@@ -82,8 +94,11 @@ class LatentSpaceModel(Estimator):
                 raise ValueError(
                     f"`dim` must be smaller than the number of nodes - 1 ({n - 1}); got {dim}"
                 )
-        if self.adjacency.nnz == 0:
-            raise ValueError("`graph` has no edges: the model has no maximum-likelihood fit")
+        if not isinstance(degree_heterogeneity, bool | np.bool_):
+            raise TypeError(
+                "`degree_heterogeneity` must be True or False; got "
+                f"{describe(degree_heterogeneity)}"
+            )
         self.degree_heterogeneity = bool(degree_heterogeneity)
         self.degrees = np.asarray(self.adjacency.sum(axis=1)).ravel().astype(np.int64)
         isolated = int((self.degrees == 0).sum())
@@ -210,8 +225,10 @@ class LatentSpaceModel(Estimator):
         Ma, Ma and Yuan (2020). Universal latent space model fitting for large networks with
         edge covariates. JMLR 21 (projected gradient descent on a bounded parameter set).
         """
-
         check_option(method, name="method", options=("newton", "pgd"))
+        # checked here although only a case-control fit draws from it: a bad value fails
+        # whatever the graph's size (the original value travels on, so draws are unchanged)
+        check_random_state(random_state)
         maxiter = check_positive_int(maxiter, name="maxiter")
         if tol is not None:
             tol = check_positive(tol, name="tol")

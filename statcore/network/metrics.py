@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -13,7 +14,7 @@ from scipy.sparse import linalg as sparse_linalg
 
 from statcore._validation import check_positive_int, check_random_state, describe
 from statcore.network.baselines import BASELINES, baseline_graphs
-from statcore.network.graph import as_adjacency
+from statcore.network.graph import as_adjacency, check_graph_size
 from statcore.results import Results, Summary
 from statcore.results._plotting import get_ax
 
@@ -52,40 +53,76 @@ def network_statistics(graph) -> pd.DataFrame:
     ``assortativity`` (degree), ``lcc_share`` (nodes in the largest component) and
     ``laplacian_1..3`` (the largest normalised-Laplacian eigenvalues).
 
+    Returns
+    -------
+    DataFrame
+        One row. A statistic that a graph this small or this sparse does not define is NaN,
+        and ``frame.attrs["notes"]`` says which and why: ``density`` needs 2 nodes,
+        ``triangle_density`` 3, ``global_clustering`` a node of degree 2 or more,
+        ``assortativity`` edges between nodes of unequal degrees, ``laplacian_k`` k nodes.
+
+    Raises
+    ------
+    ValueError
+        For a graph without nodes.
+
     References
     ----------
     Jiang, F. et al. (2026). SyNGLER: Synthetic network generation via latent embedding
     reconstruction. ICML 2026 (evaluation metrics).
     """
     A, _ = as_adjacency(graph)
+    check_graph_size(A, name="graph", min_nodes=1, edges=False, purpose="network statistics")
     n = A.shape[0]
     degree = np.asarray(A.sum(axis=1)).ravel()
     edges = A.nnz // 2
     triangles = _triangles(A)
     triples = float((degree * (degree - 1)).sum() / 2.0)
     n_comp, labels = sparse.csgraph.connected_components(A, directed=False)
+    notes = []
+    if n < 2:
+        notes.append("density is NaN: a graph with one node has no pairs")
+    if n < 3:
+        notes.append("triangle_density is NaN: a graph with fewer than 3 nodes has no triples")
+    if not triples:
+        notes.append("global_clustering is NaN: no node has two neighbours")
+    assortativity = _assortativity(A, degree)
+    if np.isnan(assortativity):
+        notes.append("assortativity is NaN: no edges, or all edge ends have the same degree")
     row = {
         "nodes": n,
         "edges": edges,
-        "density": edges / (n * (n - 1) / 2),
+        "density": edges / (n * (n - 1) / 2) if n >= 2 else np.nan,
         "mean_degree": degree.mean(),
         "max_degree": int(degree.max()),
-        "triangle_density": triangles / (n * (n - 1) * (n - 2) / 6),
+        "triangle_density": triangles / (n * (n - 1) * (n - 2) / 6) if n >= 3 else np.nan,
         "global_clustering": 3 * triangles / triples if triples else np.nan,
-        "assortativity": _assortativity(A, degree),
+        "assortativity": assortativity,
         "lcc_share": np.bincount(labels).max() / n,
     }
-    leading = _laplacian_spectrum(A, k=min(N_LEADING, n - 2))[::-1]
+    if n >= N_LEADING + 2:
+        leading = _laplacian_spectrum(A, k=N_LEADING)[::-1]
+    else:
+        # ARPACK needs k < n - 1: a graph this small takes its full spectrum, and the
+        # eigenvalues it does not have are NaN
+        leading = np.full(N_LEADING, np.nan)
+        spectrum = _laplacian_spectrum(A)[::-1][:N_LEADING]
+        leading[: len(spectrum)] = spectrum
+        if n < N_LEADING:
+            missing = ", ".join(f"laplacian_{k}" for k in range(n + 1, N_LEADING + 1))
+            notes.append(f"{missing} NaN: the graph has {n} node(s)")
     for k, value in enumerate(leading, start=1):
         row[f"laplacian_{k}"] = value
-    return pd.DataFrame([row])
+    frame = pd.DataFrame([row])
+    frame.attrs["notes"] = tuple(notes)
+    return frame
 
 
 def _assortativity(A: sparse.csr_matrix, degree: np.ndarray) -> float:
     """Pearson correlation of the degrees at the two ends of an edge (Newman 2002)."""
     rows, cols = A.nonzero()
     x, y = degree[rows], degree[cols]
-    if x.std() == 0:
+    if len(x) == 0 or x.std() == 0:
         return np.nan
     return float(np.corrcoef(x, y)[0, 1])
 
@@ -108,11 +145,10 @@ def _histogram(values: np.ndarray, bins: np.ndarray) -> np.ndarray:
     return counts / max(counts.sum(), 1)
 
 
-def _graph_metrics(graphs: list, observed) -> dict[str, float]:
+def _graph_metrics(adjacencies: list, observed) -> dict[str, float]:
     n_obs = observed["n"]
     triangle, clustering, degrees, spectra, deg_hist, clus_hist = [], [], [], [], [], []
-    for graph in graphs:
-        A, _ = as_adjacency(graph)
+    for A in adjacencies:
         n = A.shape[0]
         degree = np.asarray(A.sum(axis=1)).ravel()
         triples = (degree * (degree - 1)).sum() / 2.0
@@ -149,6 +185,12 @@ def _spectrum_for(A, n_reference):
 
 
 def _plot_comparison(results, ax=None, metrics=None, **kwargs):
+    """Grouped bars of each metric by generator on a symmetric-log axis.
+
+    Distances span orders of magnitude, so the axis is logarithmic away from zero; it is
+    symmetric (``symlog``) because the bias metrics are signed and a plain log axis would drop
+    their negative bars. The legend sits outside the axes, clear of the bars.
+    """
     ax = get_ax(ax)
     frame = results.table
     metrics = list(dict.fromkeys(frame["metric"])) if metrics is None else list(metrics)
@@ -160,9 +202,14 @@ def _plot_comparison(results, ax=None, metrics=None, **kwargs):
             np.arange(len(metrics)) + k * width, rows["value"], width=width, label=name, **kwargs
         )
     ax.set_xticks(np.arange(len(metrics)) + 0.4 - width / 2, metrics, rotation=45, ha="right")
-    ax.set_yscale("log")
-    ax.set_ylabel("distance to the observed graph (lower is better)")
-    ax.legend(frameon=False)
+    shown = frame.loc[frame["metric"].isin(metrics), "value"].abs()
+    shown = shown[np.isfinite(shown) & (shown > 0)]
+    # linear within the smallest non-zero magnitude shown, logarithmic beyond it
+    ax.set_yscale("symlog", linthresh=float(shown.min()) if len(shown) else 1.0)
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xlabel("metric")
+    ax.set_ylabel("distance to the observed graph (symlog scale)\nlower is better; biases: near 0")
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="generator")
     ax.set_title(results.method)
     return ax
 
@@ -221,23 +268,39 @@ def compare_networks(observed, synthetic, baselines=None, *, name="SyNGLER", ran
         distance (pooled over graphs), normalised-Laplacian spectrum energy distance, and
         Gaussian-TV MMD of the degree and local-clustering histograms.
 
+    Raises
+    ------
+    ValueError
+        When ``observed`` has fewer than 3 nodes or no edges, or a graph to compare has fewer
+        than 3 nodes (triangle densities need three).
+
+    Warns
+    -----
+    UserWarning
+        When a generator's graphs do not have as many nodes as ``observed``: the metrics are
+        normalised by size, but such a comparison is rarely what was meant.
+
     References
     ----------
     Jiang, F. et al. (2026). SyNGLER: Synthetic network generation via latent embedding
     reconstruction. ICML 2026.
     """
     rng = check_random_state(random_state)
+    A, _ = as_adjacency(observed, name="observed")
+    check_graph_size(A, name="observed", min_nodes=3, edges=True, purpose="a network comparison")
+    n = A.shape[0]
     groups = _as_groups(synthetic, name)
     n_graphs = max(len(g) for g in groups.values())
     if baselines is None:
         baselines = list(BASELINES)
+    if isinstance(baselines, str):
+        baselines = [baselines]
     if isinstance(baselines, dict):
         groups.update(_as_groups(baselines, None))
     else:
         for baseline in baselines:
             groups[baseline] = baseline_graphs(observed, baseline, n_graphs, random_state=rng)
-    A, _ = as_adjacency(observed, name="observed")
-    n = A.shape[0]
+    adjacencies = {label: _adjacencies(graphs, label, n) for label, graphs in groups.items()}
     degree = np.asarray(A.sum(axis=1)).ravel()
     stats_row = network_statistics(A)
     reference = {
@@ -252,7 +315,7 @@ def compare_networks(observed, synthetic, baselines=None, *, name="SyNGLER", ran
     reference["degree_hist"] = _histogram(degree, reference["degree_bins"])
     reference["clustering_hist"] = _histogram(_local_clustering(A), reference["clustering_bins"])
     rows = []
-    for label, graphs in groups.items():
+    for label, graphs in adjacencies.items():
         for metric, value in _graph_metrics(graphs, reference).items():
             rows.append({"generator": label, "metric": metric, "value": value})
     return NetworkComparison(
@@ -262,6 +325,31 @@ def compare_networks(observed, synthetic, baselines=None, *, name="SyNGLER", ran
         observed_statistics=stats_row,
         notes=(f"{n_graphs} graph(s) per generator; distances to the observed graph.",),
     )
+
+
+def _adjacencies(graphs: list, label: str, n_observed: int) -> list:
+    """The graphs of one generator as adjacency matrices; warns if their size is not observed's.
+
+    Every metric is defined for graphs of another size (densities and degree centralities are
+    normalised by n), but they then compare unlike things, which is rarely what was meant:
+    ``SynglerResults.sample`` draws graphs of the observed size unless told otherwise.
+    """
+    out = []
+    for k, graph in enumerate(graphs):
+        A, _ = as_adjacency(graph, name=f"{label}[{k}]")
+        check_graph_size(
+            A, name=f"{label}[{k}]", min_nodes=3, edges=False, purpose="a network comparison"
+        )
+        out.append(A)
+    sizes = sorted({A.shape[0] for A in out})
+    if sizes != [n_observed]:
+        warnings.warn(
+            f"the `{label}` graphs have {', '.join(map(str, sizes))} nodes and the observed "
+            f"graph {n_observed}: the metrics compare graphs of different sizes",
+            UserWarning,
+            stacklevel=3,
+        )
+    return out
 
 
 def _as_groups(graphs, name) -> dict[str, list]:

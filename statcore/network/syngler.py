@@ -89,6 +89,7 @@ class SynglerResults(Results):
         Z : ndarray of shape (n_nodes, dim)
         alpha : ndarray of shape (n_nodes,)
         """
+        n_nodes = check_positive_int(n_nodes, name="n_nodes")
         rng = check_random_state(random_state)
         if self.generator == "diffusion":
             rows = self.diffusion.sample(n_nodes, random_state=rng)
@@ -101,16 +102,18 @@ class SynglerResults(Results):
         return np.ascontiguousarray(rows[:, :dim]), np.ascontiguousarray(rows[:, dim])
 
     def sample(
-        self, n_nodes: int | None = None, n_graphs: int = 1, random_state=None, method="auto"
+        self, n_graphs: int = 1, n_nodes: int | None = None, random_state=None, method="auto"
     ):
         """Draw synthetic graphs.
 
         Parameters
         ----------
-        n_nodes : int, optional
-            Nodes per graph (default: as many as the observed graph).
         n_graphs : int
-            Number of graphs.
+            Number of graphs (the first positional argument: ``sample(5)`` draws five graphs).
+        n_nodes : int, optional
+            Nodes per graph (default: as many as the observed graph). Graphs of another size
+            than the observed one are rarely what a comparison wants
+            (:func:`compare_networks` warns about them).
         random_state : None, int or Generator
             Graph k uses the k-th stream spawned from it, so a graph does not depend on how many
             were asked for.
@@ -120,8 +123,9 @@ class SynglerResults(Results):
         Returns
         -------
         list of networkx.Graph
-            Nodes labelled 0..n_nodes-1; each graph's ``graph["sampler"]`` says which edge
-            sampler ran.
+            Always a list, also of one graph (``sample()[0]``), so that code that loops over
+            the draws does not depend on ``n_graphs``. Nodes are labelled 0..n_nodes-1; each
+            graph's ``graph["sampler"]`` says which edge sampler ran.
         """
         n_nodes = (
             self.latent.nobs
@@ -242,6 +246,13 @@ class SyNGLER(Estimator):
         SynglerResults
             Its ``iterations`` are stage 1's.
         """
+        if bandwidth is not None:
+            if self.generator != "kde":
+                raise ValueError(
+                    "`bandwidth` applies to generator='kde' only; "
+                    f"this SyNGLER has generator={self.generator!r}"
+                )
+            bandwidth = check_positive(bandwidth, name="bandwidth")
         if diffusion_options is not None:
             if self.generator != "diffusion":
                 raise ValueError(
@@ -262,11 +273,7 @@ class SyNGLER(Estimator):
         if not latent.degree_heterogeneity:
             table[:, -1] = 0.0
         if self.generator == "kde":
-            h = (
-                silverman_bandwidth(*table.shape)
-                if bandwidth is None
-                else check_positive(bandwidth, name="bandwidth")
-            )
+            h = silverman_bandwidth(*table.shape) if bandwidth is None else bandwidth
             cov = np.cov(table, rowvar=False)
             if not latent.degree_heterogeneity:
                 cov[-1, :] = cov[:, -1] = 0.0

@@ -10,19 +10,22 @@ import numpy as np
 import pandas as pd
 
 from statcore.results import Results
-from statcore.results._plotting import get_ax
+from statcore.results._plotting import plot_matrix
 
 
 def _plot_plan(results, ax=None, **kwargs):
+    """The transport plan as an image: mass moved from source point i to target point j."""
     if results.plan is None:
         raise ValueError("this result holds no plan; solve with `plan=True` to draw it")
-    ax = get_ax(ax)
-    image = ax.imshow(results.plan, aspect="auto", interpolation="nearest", **kwargs)
-    ax.figure.colorbar(image, ax=ax, label="mass")
-    ax.set_xlabel("target point j")
-    ax.set_ylabel("source point i")
-    ax.set_title(f"entropic plan (epsilon = {results.epsilon:g})")
-    return ax
+    return plot_matrix(
+        results.plan,
+        ax,
+        xlabel="target point j",
+        ylabel="source point i",
+        label="mass",
+        title=f"entropic plan (epsilon = {results.epsilon:g})",
+        **kwargs,
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

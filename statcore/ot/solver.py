@@ -26,6 +26,7 @@ from statcore._validation import (
     check_positive_int,
     check_scalar,
     check_weights,
+    describe,
 )
 from statcore.ot._costs import DenseCost, as_points, point_cost
 from statcore.ot.results import SinkhornDivergenceResult, SinkhornResult
@@ -33,6 +34,7 @@ from statcore.results import IterationRecord
 
 __all__ = [
     "as_points",
+    "check_solver_options",
     "dual_value",
     "plan_statistics",
     "point_cost",
@@ -53,10 +55,10 @@ _CRITERION = "L1 marginal error"
 _REMEDY = "raise `maxiter` or `epsilon`"
 
 
-def _check_options(epsilon, maxiter, tol, epsilon_scaling):
-    epsilon = check_positive(epsilon, name="epsilon")
-    maxiter = check_positive_int(maxiter, name="maxiter")
-    tol = check_positive(tol, name="tol")
+def check_solver_options(*, maxiter, tol, epsilon_scaling) -> dict:
+    """The solver options of every Sinkhorn entry, checked: ``maxiter`` an integer >= 1,
+    ``tol`` > 0, ``epsilon_scaling`` None or a factor in (0, 1) (1 would never reach
+    ``epsilon``, 0 or above 1 would skip the annealing). Returns them as a dict."""
     if epsilon_scaling is not None:
         epsilon_scaling = check_scalar(
             epsilon_scaling,
@@ -66,15 +68,29 @@ def _check_options(epsilon, maxiter, tol, epsilon_scaling):
             low_inclusive=False,
             high_inclusive=False,
         )
-    return epsilon, maxiter, tol, epsilon_scaling
+    return {
+        "maxiter": check_positive_int(maxiter, name="maxiter"),
+        "tol": check_positive(tol, name="tol"),
+        "epsilon_scaling": epsilon_scaling,
+    }
 
 
-def _schedule(start: float, epsilon: float, scaling) -> list[float]:
-    """The annealing values ``start * s^k`` above ``epsilon`` (none without scaling)."""
+def _check_options(epsilon, maxiter, tol, epsilon_scaling):
+    epsilon = check_positive(epsilon, name="epsilon")
+    options = check_solver_options(maxiter=maxiter, tol=tol, epsilon_scaling=epsilon_scaling)
+    return epsilon, options["maxiter"], options["tol"], options["epsilon_scaling"]
+
+
+def _schedule(start: float, epsilon: float, scaling, maxiter: int) -> list[float]:
+    """The annealing values ``start * s^k`` above ``epsilon`` (none without scaling).
+
+    At most ``maxiter - 1`` of them, the last ones (closest to ``epsilon``), so that ``maxiter``
+    caps the iterations of a solve, annealing included, and leaves one at ``epsilon``.
+    """
     if scaling is None or start <= epsilon:
         return []
     count = int(np.ceil(np.log(epsilon / start) / np.log(scaling)))
-    return [start * scaling**k for k in range(count)]
+    return [start * scaling**k for k in range(max(0, count - (maxiter - 1)), count)]
 
 
 def _log(w: np.ndarray) -> np.ndarray:
@@ -92,7 +108,7 @@ def solve_potentials(provider, a, b, epsilon, *, maxiter, tol, epsilon_scaling, 
     log_a, log_b = _log(a), _log(b)
     if init is None:
         g = np.zeros(provider.m)
-        stages = _schedule(provider.max_cost(), epsilon, epsilon_scaling)
+        stages = _schedule(provider.max_cost(), epsilon, epsilon_scaling, maxiter)
         for eps in stages:
             f = provider.softmin_rows(g + eps * log_b, eps)
             g = provider.softmin_cols(f + eps * log_a, eps)
@@ -179,8 +195,11 @@ def solve_self(provider, a, epsilon, *, maxiter, tol, epsilon_scaling, init=None
     exp((f_i + f_j - C_ij)/eps)`` has the rows (and columns) ``a_i exp((f_i - T f_i)/eps)``.
     """
     log_a = _log(a)
-    f = np.zeros(provider.n) if init is None else np.array(init, dtype=np.float64)
-    stages = [] if init is not None else _schedule(provider.max_cost(), epsilon, epsilon_scaling)
+    if init is None:
+        f = np.zeros(provider.n)
+        stages = _schedule(provider.max_cost(), epsilon, epsilon_scaling, maxiter)
+    else:
+        f, stages = np.array(init, dtype=np.float64), []
     for eps in stages:
         f = 0.5 * (f + provider.softmin_rows(f + eps * log_a, eps))
     n_iter = len(stages)
@@ -296,7 +315,8 @@ def sinkhorn(
     epsilon : float
         Entropic regularisation, in the units of the cost.
     maxiter : int
-        Most Sinkhorn iterations (annealing included).
+        Most Sinkhorn iterations, annealing included (when the annealing would take
+        ``maxiter`` or more, only its last ``maxiter - 1`` stages run).
     tol : float
         Stop when the L1 error of the plan's marginals, ``|P 1 - a|_1 + |P^T 1 - b|_1``, is at
         most ``tol``.
@@ -307,6 +327,7 @@ def sinkhorn(
     epsilon_scaling : float in (0, 1) or None
         Annealing factor of the ``"log"`` method: one iteration at each of
         ``max C * s^k`` above ``epsilon`` before iterating at ``epsilon``. None: no annealing.
+        Checked by :func:`check_solver_options`, as in every entry that takes it.
 
     Returns
     -------
@@ -430,6 +451,8 @@ def sinkhorn_points(
     x, y, a, b, epsilon, options = _point_problem(
         x, y, a, b, epsilon, maxiter, tol, epsilon_scaling
     )
+    if plan is not None and not isinstance(plan, bool | np.bool_):
+        raise TypeError(f"`plan` must be None, True or False; got {describe(plan)}")
     provider = point_cost(x, y, metric)
     want_plan = len(x) * len(y) <= SMALL_PLAN if plan is None else bool(plan)
     f, g, _, n_iter, converged = solve_potentials(provider, a, b, epsilon, **options)

@@ -21,7 +21,6 @@ import numpy as np
 from scipy import optimize, special
 
 from statcore.quantized import _ecm, _kernels
-from statcore.quantized._common import check_fix
 from statcore.quantized.mixing import MIXING_BOUNDS
 from statcore.quantized.quantizer import midpoint_impute
 
@@ -108,14 +107,9 @@ def box_start(model, start, fix):
     mu0 = mids.mean(axis=0)
     S0 = np.cov(mids, rowvar=False) + 1e-6 * np.eye(d)
     nu0 = NU_START
-    if start:
-        mu0 = np.asarray(start.get("mu", mu0), dtype=float)
-        S0 = np.asarray(start.get("Sigma", S0), dtype=float)
-        nu0 = float(start.get("nu", nu0))
-    if "mu" in fix:
-        mu0 = np.broadcast_to(np.asarray(fix["mu"], dtype=float), (d,)).copy()
-    if "nu" in fix:
-        nu0 = float(fix["nu"])
+    mu0 = fix.get("mu", start.get("mu", mu0))
+    S0 = start.get("Sigma", S0)
+    nu0 = fix.get("nu", start.get("nu", nu0))
     return mu0, S0, nu0
 
 
@@ -193,7 +187,6 @@ def box_cm_step(moments, counts, mu, fix_mu, fix_nu, nu):
 def fit_boxes(model, *, maxiter, tol, start, fix, accelerate, progress):
     """ECM for Gaussian / t boxes (``QuantizedNVMM.fit`` with d > 1); returns an ``EcmFit``."""
     fam = model.family
-    fix = check_fix(fix, ["mu", "nu"])
     if model._n_edges < 2:
         raise ValueError(
             "1-bit boxes with a single threshold per coordinate identify only the correlation "

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
-from statcore._validation import as_float_array, check_option, check_positive, describe
+from statcore._validation import (
+    as_float_array,
+    check_option,
+    check_positive,
+    check_scalar,
+    describe,
+)
 from statcore.quantized.mixing import MIXING_BOUNDS
 
 #: how the covariance of the estimates is obtained (``fit(cov_type=...)``)
@@ -45,7 +53,8 @@ def check_cells(lower, upper):
     if bad.any():
         first = np.argwhere(bad)[0]
         raise ValueError(
-            f"every cell needs lower < upper; found {int(bad.sum())} cell(s) with lower >= upper "
+            f"`lower` must be < `upper` in every cell; found {int(bad.sum())} cell(s) with "
+            "lower >= upper "
             f"(first at index {tuple(first.tolist())}: lower={lo[tuple(first)]}, "
             f"upper={hi[tuple(first)]})"
         )
@@ -73,15 +82,70 @@ def n_finite_edges(lo, hi):
     return len(np.unique(edges))
 
 
-def check_fix(fix, allowed):
-    """``fix`` as a dict of floats (arrays for vector parameters) over the ``allowed`` names."""
-    fix = {} if fix is None else dict(fix)
-    unknown = set(fix) - set(allowed)
+def check_fix(fix, allowed, *, family: str = "gaussian", shapes=None):
+    """``fix`` as a dict over the ``allowed`` names, each value range-checked by name (see
+    :func:`check_named`)."""
+    return check_named(fix, allowed, name="fix", family=family, shapes=shapes)
+
+
+def check_start(start, allowed, *, family: str = "gaussian", shapes=None):
+    """``start`` as a dict over the ``allowed`` names, each value range-checked by name (see
+    :func:`check_named`)."""
+    return check_named(start, allowed, name="start", family=family, shapes=shapes)
+
+
+def check_named(values, allowed, *, name: str, family: str, shapes=None) -> dict:
+    """Parameter values by name (``fix=``, ``start=``), each checked where it is given.
+
+    Scalars must be finite real numbers; the scale ``sigma`` must be > 0 and the mixing
+    parameters must lie in their family's bounds (``nu``, ``alpha_bar`` and the VG's ``lam``
+    are positive). Names in ``shapes`` are arrays of that shape (or one number, broadcast);
+    ``Sigma`` must be symmetric positive definite. A value out of range would otherwise send
+    the ECM to NaN after ``maxiter`` iterations.
+
+    Returns
+    -------
+    dict
+        Floats for scalars, float arrays for the names in ``shapes``.
+    """
+    values = {} if values is None else values
+    if not isinstance(values, Mapping):
+        raise TypeError(
+            f"`{name}` must be a dict of parameter values by name ({', '.join(allowed)}); got "
+            f"{describe(values)}"
+        )
+    unknown = set(values) - set(allowed)
     if unknown:
         raise ValueError(
-            f"`fix` may hold {', '.join(allowed)}; got unknown name(s) {sorted(unknown)}"
+            f"`{name}` may hold {', '.join(allowed)}; got unknown name(s) {sorted(unknown)}"
         )
-    return {k: float(v) if np.ndim(v) == 0 else np.asarray(v, dtype=float) for k, v in fix.items()}
+    shapes = shapes or {}
+    checked = {}
+    for key, value in values.items():
+        label = f"{name}['{key}']"
+        if key in shapes:
+            checked[key] = _check_vector(value, label, shapes[key])
+        elif key in MIXING_BOUNDS:
+            lo, hi = mixing_bounds(family, key)
+            if is_log_scale(family, key):
+                lo = max(lo, 0.0)
+            checked[key] = check_scalar(value, name=label, low=lo, high=hi)
+        elif is_log_scale(family, key):
+            checked[key] = check_positive(value, name=label)
+        else:
+            checked[key] = check_scalar(value, name=label)
+    return checked
+
+
+def _check_vector(value, label: str, shape: tuple) -> np.ndarray:
+    arr = as_float_array(value, name=label, ndim=(0, len(shape)))
+    if arr.ndim and arr.shape != tuple(shape):
+        raise ValueError(f"`{label}` must have shape {tuple(shape)}; got {arr.shape}")
+    arr = np.broadcast_to(arr, shape).copy()
+    if label.endswith("['Sigma']"):
+        if not np.allclose(arr, arr.T) or np.linalg.eigvalsh(0.5 * (arr + arr.T)).min() <= 0:
+            raise ValueError(f"`{label}` must be symmetric positive definite")
+    return arr
 
 
 def fixed_note(fix):
@@ -114,18 +178,6 @@ def free_vcov(sub, names, free):
     idx = [names.index(p) for p in free]
     full[np.ix_(idx, idx)] = sub
     return pd.DataFrame(full, index=names, columns=names)
-
-
-def check_start(start, allowed):
-    """``start`` as a dict over the ``allowed`` names, its ``sigma`` and ``nu`` positive."""
-    start = dict(start or {})
-    unknown = set(start) - set(allowed)
-    if unknown:
-        raise ValueError(f"`start` may hold {', '.join(allowed)}; got unknown {sorted(unknown)}")
-    for name in ("sigma", "nu"):
-        if name in start:
-            start[name] = check_positive(start[name], name=f"start['{name}']")
-    return start
 
 
 def formula_columns(formula, data, *, missing: str = "raise"):

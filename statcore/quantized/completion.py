@@ -316,11 +316,10 @@ class QuantizedMatrixCompletion(Estimator):
         tol = check_positive(tol, name="tol")
         rng = check_random_state(random_state)
         M0, sigma0, nu0 = self._start(rng)
-        start = check_start(start, ("M", "sigma", "nu"))
-        if "M" in start:
-            M0 = as_float_array(start["M"], name="start['M']", ndim=2)
-            if M0.shape != self.shape:
-                raise ValueError(f"`start['M']` must have shape {self.shape}; got {M0.shape}")
+        start = check_start(
+            start, ("M", "sigma", "nu"), family=self.family, shapes={"M": self.shape}
+        )
+        M0 = start.get("M", M0)
         sigma0, nu0 = start.get("sigma", sigma0), start.get("nu", nu0)
         U0, s0, Vt0 = spectral_svd(M0, self.rank, rng)
         step, loglik, pack, unpack = self._ecm_map(rng)
@@ -421,7 +420,7 @@ class QuantizedMatrixCompletion(Estimator):
             iterations=record,
             cov_type="none",
             null_value=None,
-            df_model=r * (n1 + n2 - r) + len(names),
+            k_params=r * (n1 + n2 - r) + len(names),
             notes=notes,
             family=fam,
             history=history,

@@ -11,6 +11,7 @@ import numpy as np
 from statcore._validation import check_option
 from statcore.quantized._common import MEAN_OPTIONS
 from statcore.quantized.model import QuantizedNVMM
+from statcore.quantized.quantizer import check_quantizer
 
 
 class QuantizedCovariance(QuantizedNVMM):
@@ -54,7 +55,7 @@ class QuantizedCovariance(QuantizedNVMM):
         self.mean = check_option(mean, name="mean", options=MEAN_OPTIONS)
         if names is None and hasattr(codes, "columns"):
             names = [str(c) for c in codes.columns]
-        lower, upper = quantizer.cells(np.asarray(codes), dither)
+        lower, upper = check_quantizer(quantizer).cells(codes, dither)
         if np.ndim(lower) != 2 or np.shape(lower)[1] < 2:
             raise ValueError("`codes` must be an (n, d) array with d >= 2")
         super().__init__(lower, upper, family=family, names=names, _dithered=dither is not None)

@@ -10,6 +10,8 @@ import pandas as pd
 
 from statcore._compat import renamed_keywords
 from statcore._validation import (
+    as_float_array,
+    check_n_rows,
     check_option,
     check_positive,
     check_positive_int,
@@ -24,13 +26,15 @@ from statcore.quantized._common import (
     check_cells,
     check_cov_type,
     check_fix,
+    check_named,
+    check_start,
     dedup_cells,
     formula_columns,
     is_log_scale,
     n_finite_edges,
 )
 from statcore.quantized.mixing import FAMILIES, MIXING_PARAMS, MIXING_START, SKEWED
-from statcore.quantized.quantizer import midpoint_impute
+from statcore.quantized.quantizer import check_quantizer, midpoint_impute
 from statcore.quantized.results import QuantizedNVMMResults
 from statcore.results import ResamplingResult
 
@@ -77,6 +81,8 @@ class QuantizedNVMM(Estimator):
     def __init__(self, lower, upper, *, family: str = "gaussian", names=None, _dithered=None):
         self.family = check_option(family, name="family", options=FAMILIES)
         lo, hi = check_cells(lower, upper)
+        # one cell cannot identify a location and a scale (the ECM would "converge" on it)
+        check_n_rows(lo.shape[0], name="lower")
         if lo.ndim == 2 and lo.shape[1] == 1:
             lo, hi = lo[:, 0], hi[:, 0]
         self.multivariate = lo.ndim == 2
@@ -132,7 +138,7 @@ class QuantizedNVMM(Estimator):
         if "names" not in kwargs and isinstance(codes, pd.DataFrame | pd.Series):
             labels = codes.columns if isinstance(codes, pd.DataFrame) else [codes.name]
             kwargs["names"] = None if labels[0] is None else [str(c) for c in labels]
-        lower, upper = quantizer.cells(np.asarray(codes), dither)
+        lower, upper = check_quantizer(quantizer).cells(codes, dither)
         return cls(lower, upper, family=family, _dithered=dither is not None, **kwargs)
 
     @classmethod
@@ -238,7 +244,21 @@ class QuantizedNVMM(Estimator):
         maxiter = check_positive_int(maxiter, name="maxiter")
         tol = check_positive(tol, name="tol")
         cov_type = check_cov_type(cov_type)
-        fix = {**self._model_fix(), **dict(fix or {})}
+        n_resamples = check_positive_int(n_resamples, name="n_resamples")
+        rng = check_random_state(random_state)
+        if self.multivariate:
+            d = self.n_dims
+            fix = check_fix(fix, ["mu", "nu"], family=self.family, shapes={"mu": (d,)})
+            start = check_start(
+                start,
+                ["mu", "Sigma", "nu"],
+                family=self.family,
+                shapes={"mu": (d,), "Sigma": (d, d)},
+            )
+        else:
+            fix = check_fix(fix, self.param_names, family=self.family)
+            start = check_start(start, self.param_names, family=self.family)
+        fix = {**self._model_fix(), **fix}
         options = dict(maxiter=maxiter, tol=tol, start=start, fix=fix, accelerate=accelerate)
         if self.multivariate:
             fit = _boxes.fit_boxes(self, progress=progress, **options)
@@ -250,7 +270,7 @@ class QuantizedNVMM(Estimator):
             family=self.family,
             cov_type=cov_type,
             fields=self._result_fields(),
-            bootstrap=lambda: self._bootstrap(fit, n_resamples, random_state, maxiter),
+            bootstrap=lambda: self._bootstrap(fit, n_resamples, rng, maxiter),
             method=self._method(),
         )
 
@@ -263,7 +283,6 @@ class QuantizedNVMM(Estimator):
     def _fit_cells(self, *, maxiter, tol, start, fix, accelerate, progress) -> _ecm.EcmFit:
         """The ECM over scalar cells, in the parameters' unconstrained coordinates."""
         names = self.param_names
-        fix = check_fix(fix, names)
         free = [p for p in names if p not in fix]
         self._check_identified(free)
         theta = self._start(start, fix)
@@ -343,11 +362,7 @@ class QuantizedNVMM(Estimator):
             theta[p] = MIXING_START[p]
         if self._skew:
             theta["gamma"] = 0.0
-        if start:
-            unknown = set(start) - set(self.param_names)
-            if unknown:
-                raise ValueError(f"`start` has unknown name(s) {sorted(unknown)}")
-            theta.update({k: float(v) for k, v in start.items()})
+        theta.update(start)
         theta.update(fix)
         if not self._skew:
             theta["gamma"] = 0.0
@@ -414,12 +429,10 @@ class QuantizedNVMM(Estimator):
         keep = [order.index(p) for p in self.param_names if p in free]
         return info[np.ix_(keep, keep)], "Louis observed information", ()
 
-    def _bootstrap(self, fit, n_resamples, random_state, maxiter) -> ResamplingResult:
+    def _bootstrap(self, fit, n_resamples, rng, maxiter) -> ResamplingResult:
         """Nonparametric bootstrap over observations: refits on multinomial redraws of the cell
         counts, started at the estimate. Refits that fail (a redraw that no longer identifies
         the model) are skipped and counted in the notes."""
-        rng = check_random_state(random_state)
-        n_resamples = check_positive_int(n_resamples, name="n_resamples")
         counts = self._counts_u
         n = counts.sum()
         replicates = []
@@ -457,8 +470,20 @@ class QuantizedNVMM(Estimator):
     def loglike(self, params) -> float:
         """Exact observed log-likelihood at ``params`` (a dict, or a vector ordered as
         ``param_names``)."""
+        names = self.param_names
         if not isinstance(params, dict):
-            params = dict(zip(self.param_names, np.asarray(params, dtype=float), strict=True))
+            values = as_float_array(params, name="params", ndim=1)
+            if len(values) != len(names):
+                raise ValueError(
+                    f"`params` must have {len(names)} entries ({', '.join(names)}); got "
+                    f"{len(values)}"
+                )
+            params = dict(zip(names, values, strict=True))
+        if not self.multivariate:
+            absent = [k for k in names if k not in params]
+            if absent:
+                raise ValueError(f"`params` lacks {absent}")
+            params = check_named(params, names, name="params", family=self.family)
         if self.multivariate:
             return _boxes.box_loglik_params(self, params)
         mix = {k: params[k] for k in MIXING_PARAMS[self.family]}

@@ -6,7 +6,13 @@ import numbers
 
 import numpy as np
 
-from statcore._validation import as_float_array, check_positive, check_positive_int, describe
+from statcore._validation import (
+    as_float_array,
+    check_positive,
+    check_positive_int,
+    check_scalar,
+    describe,
+)
 
 
 class Quantizer:
@@ -85,18 +91,22 @@ class Quantizer:
         quantizer covers ``n_levels`` levels (default 2**16, effectively unsaturated).
         """
         step = check_positive(step, name="step")
+        offset = check_scalar(offset, name="offset")
         if n_bits is not None:
-            n_bits = check_positive_int(n_bits, name="n_bits")
+            # the thresholds are stored: 2**24 of them take 128 MB
+            n_bits = check_scalar(n_bits, name="n_bits", kind=numbers.Integral, low=1, high=24)
             levels = 2**n_bits
         else:
             levels = (
                 2**16
                 if n_levels is None
-                else check_positive_int(n_levels, name="n_levels", minimum=2)
+                else check_scalar(
+                    n_levels, name="n_levels", kind=numbers.Integral, low=2, high=2**24
+                )
             )
         k = np.arange(1, levels)
-        q = cls((k - levels / 2) * step + float(offset), n_dims=n_dims)
-        q.step, q.n_bits, q.offset = step, n_bits, float(offset)
+        q = cls((k - levels / 2) * step + offset, n_dims=n_dims)
+        q.step, q.n_bits, q.offset = step, n_bits, offset
         return q
 
     @property
@@ -192,10 +202,31 @@ class Quantizer:
         return midpoint_impute(lower, upper)
 
 
+def check_quantizer(quantizer, *, n_dims: int | None = None) -> Quantizer:
+    """A :class:`Quantizer` (with ``n_dims`` coordinates when given); anything else is refused
+    with a word on what a quantizer is."""
+    if not isinstance(quantizer, Quantizer):
+        raise TypeError(
+            "`quantizer` must be a statcore.quantized.Quantizer (the thresholds that turned "
+            f"values into codes, e.g. Quantizer.uniform(step=0.5, n_bits=3)); got "
+            f"{describe(quantizer)}"
+        )
+    if n_dims is not None and quantizer.n_dims != n_dims:
+        raise ValueError(
+            f"`quantizer` must be a {'scalar' if n_dims == 1 else f'{n_dims}-D'} quantizer "
+            f"(n_dims={n_dims}); got n_dims={quantizer.n_dims}"
+        )
+    return quantizer
+
+
 def midpoint_impute(lower, upper):
     """Cell centres; a half-infinite cell goes half a neighbouring cell width beyond its edge."""
-    lower = np.asarray(lower, dtype=float)
-    upper = np.asarray(upper, dtype=float)
+    lower = as_float_array(lower, name="lower", allow_inf=True)
+    upper = as_float_array(upper, name="upper", allow_inf=True)
+    if lower.shape != upper.shape:
+        raise ValueError(
+            f"`lower` and `upper` must have the same shape; got {lower.shape} and {upper.shape}"
+        )
     finite = np.isfinite(lower) & np.isfinite(upper)
     widths = upper - lower
     if finite.any():

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from statcore._compat import renamed_keywords
-from statcore._validation import check_option, check_positive, check_positive_int
+from statcore._validation import check_design, check_option, check_positive, check_positive_int
 from statcore.base import Model
 from statcore.formula import Design
 from statcore.quantized import _ecm
@@ -14,10 +15,11 @@ from statcore.quantized._common import (
     check_cells,
     check_cov_type,
     check_fix,
+    check_start,
     is_log_scale,
 )
 from statcore.quantized.mixing import FAMILIES, MIXING_PARAMS, MIXING_START, SKEWED
-from statcore.quantized.quantizer import midpoint_impute
+from statcore.quantized.quantizer import check_quantizer, midpoint_impute
 from statcore.quantized.results import QuantizedRegressionResults
 
 
@@ -67,35 +69,33 @@ class QuantizedRegression(Model):
         missing: str = "raise",
     ):
         self.family = check_option(family, name="family", options=FAMILIES)
-        if isinstance(endog, Design):
-            design = endog
-            codes = design.y
-            cells = None
-        elif isinstance(endog, tuple) and len(endog) == 2:
-            cells = check_cells(*endog)
-            codes = None
-            design = None
+        labels = None  # a Series response keeps its index and name, to align with `exog`
+        if isinstance(endog, tuple) and len(endog) == 2:
+            lower, upper = check_cells(*endog)
+            if isinstance(endog[0], pd.Series):
+                labels = endog[0]
         else:
-            codes = np.asarray(endog)
-            cells = None
-            design = None
-        if cells is None:
             if quantizer is None:
                 raise ValueError(
                     "codes need the `quantizer` that produced them (or pass `(lower, upper)` cells)"
                 )
-            codes = quantizer.check_codes(codes if design is None else np.round(codes))
-            cells = quantizer.cells(codes, dither)
-        lower, upper = cells
+            quantizer = check_quantizer(quantizer, n_dims=1)
+            # one check of the codes for array and formula input: a non-integer code is refused
+            codes = quantizer.check_codes(endog.y if isinstance(endog, Design) else endog)
+            lower, upper = quantizer.cells(codes, dither)
+            if isinstance(endog, pd.Series):
+                labels = endog
         if lower.ndim != 1:
             raise ValueError("the quantized response must be one-dimensional")
         mids = midpoint_impute(lower, upper)
-        if design is None:
-            super().__init__(mids, exog, intercept=intercept, missing=missing)
+        if isinstance(endog, Design):
+            super().__init__(endog)
         else:
-            super().__init__(design)
-        if len(lower) != self.nobs:
-            raise ValueError(f"the response has {len(lower)} rows but the design {self.nobs}")
+            y = mids if labels is None else pd.Series(mids, index=labels.index, name=labels.name)
+            super().__init__(y, exog, intercept=intercept, missing=missing)
+            kept = self.design.kept
+            lower, upper, mids = lower[kept], upper[kept], mids[kept]
+        check_design(self.exog, self.exog_names)
         self.lower, self.upper = lower, upper
         self._mids = mids
         self.quantizer = quantizer
@@ -133,11 +133,14 @@ class QuantizedRegression(Model):
         maxiter = check_positive_int(maxiter, name="maxiter")
         tol = check_positive(tol, name="tol")
         cov_type = check_cov_type(cov_type, COV_TYPES[:2])
+        p = self.exog.shape[1]
         fit = self._fit_ecm(
             maxiter=maxiter,
             tol=tol,
-            start=start,
-            fix=check_fix(fix, self._scalar_names),
+            start=check_start(
+                start, ["beta", *self._scalar_names], family=self.family, shapes={"beta": (p,)}
+            ),
+            fix=check_fix(fix, self._scalar_names, family=self.family),
             accelerate=accelerate,
             progress=progress,
         )
@@ -161,10 +164,7 @@ class QuantizedRegression(Model):
         theta = {"beta": beta0, "sigma": float(np.std(resid)) or 1.0, "gamma": 0.0}
         for k in MIXING_PARAMS[self.family]:
             theta[k] = MIXING_START[k]
-        if start:
-            theta.update(
-                {k: (np.asarray(v, float) if k == "beta" else float(v)) for k, v in start.items()}
-            )
+        theta.update(start)
         theta.update(fix)
         return theta
 

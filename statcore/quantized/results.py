@@ -101,7 +101,7 @@ class QuantizedResults(LikelihoodResults):
             iterations=fit.record,
             cov_type=label,
             resampling=resampling,
-            df_model=len(fit.free),
+            k_params=len(fit.free),
             family=family,
             history=fit.history,
             estimates=fit.estimates,

@@ -408,12 +408,8 @@ class QuantizedCompressedSensing(Estimator):
         """Starting ``(x, sigma, nu)``: zero, the midpoints' root mean square, 5; or ``start``."""
         p = self.n_coef
         z = midpoint_impute(self.lower, self.upper)
-        start = check_start(start, ("x", "sigma", "nu"))
-        x0 = np.zeros(p)
-        if "x" in start:
-            x0 = as_float_array(start["x"], name="start['x']", ndim=1)
-            if len(x0) != p:
-                raise ValueError(f"`start['x']` must have {p} entries; got {len(x0)}")
+        start = check_start(start, ("x", "sigma", "nu"), family=self.family, shapes={"x": (p,)})
+        x0 = start.get("x", np.zeros(p))
         sigma0 = start.get("sigma", float(np.sqrt(np.mean(z**2))) or 1.0)
         return x0, sigma0, start.get("nu", MIXING_START["nu"])
 
@@ -601,7 +597,7 @@ class QuantizedCompressedSensing(Estimator):
             iterations=fit["record"],
             cov_type="none",
             null_value=None,
-            df_model=nnz + 1 + (fam == "t"),
+            k_params=nnz + 1 + (fam == "t"),
             notes=notes,
             family=fam,
             history=fit["history"],

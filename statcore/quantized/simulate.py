@@ -4,36 +4,65 @@ from __future__ import annotations
 
 import numpy as np
 
-from statcore._validation import check_random_state
+from statcore._validation import (
+    as_float_array,
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+    check_scalar,
+)
+
+#: the families ``rnvmm`` draws from
+RNVMM_FAMILIES = ("gaussian", "t", "skew_t")
 
 
 def rnvmm(n, *, mu=0.0, sigma=1.0, gamma=0.0, family="gaussian", nu=5.0, random_state=None):
     """Draws of a univariate NVMM ``mu + W gamma + sqrt(W) sigma Z`` (gaussian, t, skew_t)."""
     rng = check_random_state(random_state)
+    n = check_positive_int(n, name="n")
+    mu = check_scalar(mu, name="mu")
+    sigma = check_positive(sigma, name="sigma")
+    gamma = check_scalar(gamma, name="gamma")
+    check_option(family, name="family", options=RNVMM_FAMILIES)
     z = rng.standard_normal(n)
     if family == "gaussian":
         w = np.ones(n)
-    elif family in ("t", "skew_t"):
-        w = nu / rng.chisquare(nu, size=n)
     else:
-        raise ValueError(f"`family` must be 'gaussian', 't' or 'skew_t'; got {family!r}")
+        nu = check_positive(nu, name="nu")
+        w = nu / rng.chisquare(nu, size=n)
     return mu + w * gamma + np.sqrt(w) * sigma * z
 
 
 def rmvt(n, Sigma, *, nu=None, mean=None, random_state=None):
     """Multivariate normal (``nu=None``) or t draws with scatter ``Sigma``."""
     rng = check_random_state(random_state)
-    Sigma = np.asarray(Sigma, dtype=float)
+    n = check_positive_int(n, name="n")
+    Sigma = as_float_array(Sigma, name="Sigma", ndim=2)
     d = Sigma.shape[0]
-    x = rng.standard_normal((n, d)) @ np.linalg.cholesky(Sigma).T
+    if Sigma.shape != (d, d) or not np.allclose(Sigma, Sigma.T):
+        raise ValueError(f"`Sigma` must be a symmetric square matrix; got shape {Sigma.shape}")
+    try:
+        chol = np.linalg.cholesky(Sigma)
+    except np.linalg.LinAlgError:
+        raise ValueError("`Sigma` must be positive definite") from None
+    loc = np.zeros(d) if mean is None else as_float_array(mean, name="mean", ndim=(0, 1))
+    if loc.ndim and loc.shape != (d,):
+        raise ValueError(f"`mean` must have {d} entries (one per row of `Sigma`); got {len(loc)}")
+    x = rng.standard_normal((n, d)) @ chol.T
     if nu is not None:
+        nu = check_positive(nu, name="nu")
         x *= np.sqrt(nu / rng.chisquare(nu, size=n))[:, None]
-    return x + (0.0 if mean is None else np.asarray(mean, dtype=float))
+    return x + loc
 
 
 def regression_design(n=2000, p=5, *, nu=3.0, scale=1.0, random_state=None):
     """``z = A beta + eps``, ``eps ~ scale * t_nu``, A standard normal, beta fixed (notes, A7.9)."""
     rng = check_random_state(random_state)
+    n = check_positive_int(n, name="n")
+    p = check_positive_int(p, name="p")
+    nu = check_positive(nu, name="nu")
+    scale = check_positive(scale, name="scale")
     A = rng.standard_normal((n, p))
     beta = np.linspace(1.0, -1.0, p) + 0.25
     eps = scale * rng.standard_t(nu, size=n)

@@ -11,10 +11,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse.linalg import svds
 
-from statcore._validation import describe
 from statcore.quantized import _ecm, _kernels
 from statcore.quantized.mixing import MIXING_BOUNDS
-from statcore.quantized.quantizer import Quantizer
+from statcore.quantized.quantizer import check_quantizer
 
 #: families of the structured (matrix completion, compressed sensing) fits: symmetric errors
 STRUCTURED_FAMILIES = ("gaussian", "t")
@@ -27,15 +26,7 @@ NU_TRUST = 1.0
 
 
 def check_scalar_quantizer(quantizer):
-    if not isinstance(quantizer, Quantizer):
-        raise TypeError(
-            f"`quantizer` must be a statcore.quantized.Quantizer; got {describe(quantizer)}"
-        )
-    if quantizer.n_dims != 1:
-        raise ValueError(
-            f"`quantizer` must be a scalar quantizer (n_dims=1); got n_dims={quantizer.n_dims}"
-        )
-    return quantizer
+    return check_quantizer(quantizer, n_dims=1)
 
 
 def structured_estep(lower, upper, loc, sigma, family, nu):

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 
 from statcore._compat import renamed_keywords
-from statcore._validation import check_levels, check_option, describe
+from statcore._validation import as_float_array, check_levels, check_option, describe
 from statcore.base import Estimator
 from statcore.distributed import borrowed_backend
-from statcore.formula import INTERCEPT, capture_context, design_from_formula
+from statcore.formula import INTERCEPT, capture_context, design_from_arrays, design_from_formula
 from statcore.quantreg.model import COV_NAMES, METHODS, QuantReg
 from statcore.quantreg.results import FederatedQuantRegResults
 from statcore.results import IterationRecord
@@ -376,28 +376,39 @@ class FederatedQuantReg(Estimator):
         elif isinstance(agent, tuple | list) and len(agent) in (2, 3):
             y, X = agent[0], agent[1]
             if len(agent) == 3:
-                X = pd.DataFrame(np.asarray(X, dtype=float), columns=list(agent[2]))
+                X = as_float_array(X, name=f"agent {name!r}: X", ndim=2)
+                columns = [str(c) for c in agent[2]]
+                if len(columns) != X.shape[1]:
+                    raise ValueError(
+                        f"agent {name!r}: `feature_names` must name the {X.shape[1]} columns of "
+                        f"X; got {len(columns)} names"
+                    )
+                X = pd.DataFrame(X, columns=columns)
             elif not isinstance(X, pd.DataFrame):
                 raise TypeError(
                     f"agent {name!r}: X must be a DataFrame (its columns name the features), or "
                     "pass (y, X, feature_names)"
                 )
-            y = pd.Series(np.asarray(y, dtype=float), name=self.response or "y")
         else:
             raise TypeError(
                 f"agent {name!r} must be a DataFrame or a (y, X) pair; got {describe(agent)}"
             )
         if X.shape[1] == 0:
             raise ValueError(f"agent {name!r} holds no features")
-        if len(y) <= X.shape[1] + 1:
+        # the shared array door: real numbers, finite, equal lengths, rows paired by label
+        try:
+            design = design_from_arrays(y, X, intercept=False, missing="drop")
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"agent {name!r}: {exc}") from None
+        if design.n_dropped:
+            raise ValueError(f"agent {name!r} has missing values (NaN); drop or impute them")
+        if design.nobs <= X.shape[1] + 1:
             raise ValueError(
-                f"agent {name!r} has {len(y)} rows for {X.shape[1]} features (+ intercept): "
+                f"agent {name!r} has {design.nobs} rows for {X.shape[1]} features (+ intercept): "
                 "it needs more rows than coefficients"
             )
-        values = np.column_stack([np.asarray(y, dtype=float), X.to_numpy(dtype=float)])
-        if np.isnan(values).any():
-            raise ValueError(f"agent {name!r} has missing values (NaN); drop or impute them")
-        return name, y.reset_index(drop=True), X.reset_index(drop=True)
+        y = pd.Series(design.y, name=self.response or "y")
+        return name, y, pd.DataFrame(design.X, columns=list(X.columns))
 
     @staticmethod
     def _check_features(feature_lists, declared):

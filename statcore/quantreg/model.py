@@ -7,6 +7,7 @@ import pandas as pd
 
 from statcore import _progress
 from statcore._validation import (
+    check_design,
     check_levels,
     check_option,
     check_positive,
@@ -75,18 +76,7 @@ class QuantReg(Model):
     def __init__(self, endog, exog=None, q=0.5, *, intercept: bool = True, missing="raise"):
         super().__init__(endog, exog, intercept=intercept, missing=missing)
         self.q, self._multilevel = check_levels(q)
-        X = self.design.X
-        n, p = X.shape
-        if p == 0:
-            raise ValueError("the design has no columns: nothing to estimate")
-        if n <= p:
-            raise ValueError(f"the design needs more rows than columns; got {n} rows, {p} columns")
-        rank = np.linalg.matrix_rank(X)
-        if rank < p:
-            raise ValueError(
-                f"the design matrix is singular (rank {rank} < {p} columns {self.exog_names}); "
-                "drop collinear terms"
-            )
+        check_design(self.design.X, self.exog_names)
 
     def fit(
         self,
@@ -153,7 +143,7 @@ class QuantReg(Model):
         if smoothing is not None:
             check_positive(smoothing, name="smoothing")
         n_resamples = check_positive_int(n_resamples, name="n_resamples", minimum=2)
-        rng = check_random_state(random_state) if cov_type == "bootstrap" else None
+        rng = check_random_state(random_state)
 
         X, y = self.design.X, self.design.y
         n, p = X.shape

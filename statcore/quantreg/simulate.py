@@ -149,6 +149,9 @@ def omitted_correlated_agents(
     """
     rng = check_random_state(random_state)
     n = check_positive_int(n_per_agent, name="n_per_agent")
+    corr = check_scalar(
+        corr, name="corr", low=-1.0, high=1.0, low_inclusive=False, high_inclusive=False
+    )
     chol = np.linalg.cholesky(np.array([[1.0, corr], [corr, 1.0]]))
     parts = []
     for name, cols in (("full", ["x1", "x2"]), ("partial", ["x1"])):

@@ -47,3 +47,14 @@ def format_cell(value, column: str, digits: int = 4) -> str:
     if column in P_VALUE_COLUMNS:
         return format_pvalue(value, digits)
     return format_number(value, digits)
+
+
+def format_level(value) -> str:
+    """A level label (quantile, penalty, ...) to six significant digits.
+
+    Levels are often computed (``0.1 * 0.144``) and carry binary noise (``0.014399999999``);
+    six significant digits show what the user asked for and still tell levels apart.
+    """
+    if isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
+        return f"{float(value):.6g}"
+    return str(value)

@@ -56,8 +56,21 @@ class Results:
     iterations: IterationRecord | None = field(default=None, repr=False)
     fit_options: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
-    #: kind -> function(results, ax=None, **kwargs); the first entry is the default kind.
+    #: kind -> function(results, ax=None, **kwargs); the first entry is the default kind. A
+    #: subclass that sets it gets a ``plot`` whose docstring lists these kinds (each with the
+    #: first line of its function's docstring), so that ``help(res.plot)`` shows them.
     _plots: ClassVar[dict] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_plots" in cls.__dict__ and "plot" not in cls.__dict__:
+
+            def plot(self, kind: str | None = None, ax=None, **kwargs):
+                return super(cls, self).plot(kind=kind, ax=ax, **kwargs)
+
+            plot.__doc__ = _plot_doc(cls._plots)
+            plot.__qualname__ = f"{cls.__qualname__}.plot"
+            cls.plot = plot
 
     def __post_init__(self):
         record = self.iterations
@@ -94,14 +107,17 @@ class Results:
         """Report built from :meth:`glance` and :meth:`tidy`."""
         table = self.tidy()
         return Summary(
-            title=self.method,
+            title=self._title(),
             info=self._info(),
             tables={"results": table} if len(table) else {},
             notes=self.notes + self._convergence_notes(),
         )
 
     def plot(self, kind: str | None = None, ax=None, **kwargs):
-        """Draw the result; ``kind`` picks one of the class's plots. Returns the Axes."""
+        """Draw the result; ``kind`` picks one of the class's plots (its ``_plots`` keys).
+
+        Returns the matplotlib Axes (an array of them for multi-panel kinds).
+        """
         if not self._plots:
             raise NotImplementedError(f"{type(self).__name__} has no plot")
         if kind is None:
@@ -125,6 +141,24 @@ class Results:
                 {k: _json_safe(v) for k, v in row.items()} for row in table.to_dict("records")
             ]
         return out
+
+    def _title(self) -> str:
+        """The method and what was modelled: the formula, or the response and its regressors
+        for array input (``"Quantile regression: foodexp ~ income"``)."""
+        spec = self.design_spec
+        if spec is None:
+            return self.method
+        if spec.formula:
+            return f"{self.method}: {spec.formula}"
+        if not spec.y_name:
+            return self.method
+        inputs = [name for name in spec.x_names if not (spec.intercept and name == "Intercept")]
+        rhs = " + ".join(inputs)
+        if len(rhs) > 60:
+            rhs = f"{len(inputs)} regressors"
+        return (
+            f"{self.method}: {spec.y_name} ~ {rhs}" if inputs else f"{self.method}: {spec.y_name}"
+        )
 
     def _info(self) -> tuple[tuple[str, str], ...]:
         """Formatted key/value pairs for the summary header, from :meth:`glance`."""
@@ -156,6 +190,33 @@ class Results:
 
     def _repr_html_(self) -> str:
         return self.summary().as_html()
+
+
+def _plot_doc(plots: dict) -> str:
+    """The ``plot`` docstring of a class with these ``_plots``."""
+    kinds = ", ".join(repr(k) for k in plots)
+    default = next(iter(plots), None)
+    lines = [
+        "Draw the result; returns the matplotlib Axes (an array of them for multi-panel kinds).",
+        "",
+        "Parameters",
+        "----------",
+        f"kind : {{{kinds}}}, optional",
+        f"    Which plot; default {default!r}:" if plots else "    This class has no plot.",
+        "",
+    ]
+    for kind, function in plots.items():
+        doc = (getattr(function, "__doc__", None) or "").strip()
+        first = doc.split("\n\n")[0].replace("\n", " ") if doc else "(undocumented)"
+        lines.append(f"    - ``{kind!r}``: {' '.join(first.split())}")
+    lines += [
+        "",
+        "ax : matplotlib Axes, optional",
+        "    Where to draw; a new figure when None.",
+        "**kwargs",
+        "    Passed to the plotting function of ``kind``.",
+    ]
+    return "\n".join(lines)
 
 
 def _json_safe(value):

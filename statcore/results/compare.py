@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from statcore._validation import check_option
-from statcore.results._format import format_number, format_pvalue
+from statcore.results._format import format_level, format_number, format_pvalue
 from statcore.results.estimation import EstimationResults
 from statcore.results.summary import Summary
 
@@ -22,7 +22,9 @@ def _columns(res: EstimationResults, name: str, alpha: float):
     tidy = res.tidy(alpha=alpha)
     if "level" not in tidy.columns:
         return [(name, tidy)]
-    return [(f"{name} [{lvl}]", rows) for lvl, rows in tidy.groupby("level", sort=False)]
+    return [
+        (f"{name} [{format_level(lvl)}]", rows) for lvl, rows in tidy.groupby("level", sort=False)
+    ]
 
 
 def compare(
@@ -71,10 +73,12 @@ def compare(
         for col, tidy in _columns(res, name, alpha):
             cells = {}
             for row in tidy.itertuples(index=False):
-                has_p = res.null_value is not None
+                has_p = res.null_value is not None and res.has_inference
                 mark = _stars(row.p_value) if stars and has_p else ""
                 cells[(row.term, "estimate")] = format_number(row.estimate, digits) + mark
-                cells[(row.term, show)] = _second_line(row, show, has_p, digits)
+                cells[(row.term, show)] = (
+                    _second_line(row, show, has_p, digits) if res.has_inference else ""
+                )
             columns[col] = cells
             fit_rows[col] = res.glance().iloc[0][["nobs", "loglik", "aic", "bic"]]
     estimates = pd.DataFrame(columns).loc[_ordered_terms(columns)].fillna("")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar
 
@@ -11,7 +13,7 @@ import pandas as pd
 from scipy import stats
 
 from statcore._validation import check_alpha, check_option
-from statcore.results._format import format_number
+from statcore.results._format import format_level, format_number
 from statcore.results._plotting import plot_coefficients
 from statcore.results.base import Results
 from statcore.results.resampling import CI_METHODS, ResamplingResult
@@ -19,6 +21,10 @@ from statcore.results.summary import Summary
 from statcore.results.testing import TestResult
 
 INFERENCE = ("normal", "t", "bootstrap")
+#: ``predict(which=...)``: the response scale (statsmodels' "mean") or the linear predictor.
+PREDICT_WHICH = ("mean", "linear")
+#: The term name of the constant, which ``df_model`` does not count (statsmodels' convention).
+INTERCEPT = "Intercept"
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -32,7 +38,10 @@ class EstimationResults(Results):
         fits.
     vcov : DataFrame, optional
         Covariance of the estimates. For multi-level fits it is indexed by the stacked
-        ``(level, term)`` pairs, so that cross-level contrasts can be tested.
+        ``(level, term)`` pairs, so that cross-level contrasts can be tested. Without it (and
+        without ``resampling``) the fit has no inference: ``tidy()`` and the summary show no
+        ``std_error``, ``statistic``, ``p_value`` or interval columns, and :meth:`conf_int`
+        raises.
     df_resid : float, optional
         Residual degrees of freedom (needed for ``inference="t"``).
     inference : {"normal", "t", "bootstrap"}
@@ -47,10 +56,19 @@ class EstimationResults(Results):
         (risks, bounds): no statistic or p-value columns then.
     ci_method : str
         Bootstrap interval method when ``inference="bootstrap"``.
+    k_params : int, optional
+        Number of free parameters, the ``k`` of AIC and BIC (defaults to the number of
+        estimates).
     df_model : int, optional
-        Number of free parameters (defaults to the number of estimates).
+        Model degrees of freedom as statsmodels counts them: ``k_params`` less the intercept(s)
+        (terms named ``Intercept``), i.e. the slopes. Computed when not given. Passing
+        ``df_model`` without ``k_params`` is read, for one release and with a ``FutureWarning``,
+        as the old meaning (the number of free parameters).
     scale : float, optional
         Residual variance, for standardised residuals in :meth:`augment`.
+    inverse_link : callable, optional
+        Maps the linear predictor to the response scale for ``predict(which="mean")``
+        (identity when None).
     """
 
     params: pd.Series | pd.DataFrame
@@ -61,8 +79,10 @@ class EstimationResults(Results):
     resampling: ResamplingResult | None = None
     null_value: float | None = 0.0
     ci_method: str = "percentile"
+    k_params: int | None = None
     df_model: int | None = None
     scale: float | None = None
+    inverse_link: Callable | None = field(default=None, repr=False)
 
     _plots: ClassVar[dict] = {"coef": plot_coefficients}
     #: name of the per-term table in :meth:`summary` ("metrics" for evaluation results)
@@ -88,6 +108,30 @@ class EstimationResults(Results):
                 raise ValueError("`inference='bootstrap'` needs `resampling` replicates")
             if not self.resampling.estimate.index.equals(flat_index):
                 raise ValueError("`resampling.estimate` must be indexed like the stacked `params`")
+        self._set_model_df()
+
+    def _set_model_df(self):
+        """Fill ``k_params`` and ``df_model`` so that the attribute, ``glance()`` and the summary
+        show one number."""
+        if self.df_model is not None and self.k_params is None:
+            warnings.warn(
+                f"{type(self).__name__}(df_model=...) without `k_params`: read as the number of "
+                "free parameters (the k of AIC/BIC) for this release; pass `k_params=` instead. "
+                "`df_model` now counts the parameters other than the intercept, as statsmodels "
+                "does.",
+                FutureWarning,
+                stacklevel=4,
+            )
+            object.__setattr__(self, "k_params", self.df_model)
+            object.__setattr__(self, "df_model", None)
+        if self.k_params is None:
+            object.__setattr__(self, "k_params", len(self._flat))
+        if self.df_model is None:
+            terms = self._flat.index
+            if self.is_multilevel:
+                terms = terms.get_level_values("term")
+            intercepts = int(sum(str(t) == INTERCEPT for t in terms))
+            object.__setattr__(self, "df_model", self.k_params - intercepts)
 
     # --- shape helpers -------------------------------------------------------------------------
 
@@ -122,6 +166,23 @@ class EstimationResults(Results):
         variances = np.diag(self.vcov.to_numpy())
         # a negative variance (an indefinite Hessian away from the optimum) has no standard error
         return np.sqrt(np.where(variances >= 0, variances, np.nan))
+
+    @property
+    def has_inference(self) -> bool:
+        """Whether the fit carries standard errors (a ``vcov`` or bootstrap replicates)."""
+        return self.inference == "bootstrap" or self.vcov is not None
+
+    def _require_inference(self, what: str):
+        if self.has_inference:
+            return
+        options = self.fit_options or {}
+        remedies = [f"`{name}=`" for name in ("cov_type", "n_resamples") if name in options]
+        how = (
+            "refit with " + " or ".join(remedies)
+            if remedies
+            else "this method gives point estimates only"
+        )
+        raise ValueError(f"`{what}` needs standard errors; this fit has none: {how}")
 
     @property
     def _reference(self):
@@ -175,8 +236,16 @@ class EstimationResults(Results):
         return 2.0 * self._reference.sf(np.abs(self._flat_statistic))
 
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
-        """``1 - alpha`` intervals: columns ``lower``, ``upper``; rows terms (``(level, term)``)."""
+        """``1 - alpha`` intervals: columns ``lower``, ``upper``; rows terms (``(level, term)``).
+
+        Raises
+        ------
+        ValueError
+            When the fit has no standard errors (no ``vcov``, no resampling), naming the fit
+            option that gives them.
+        """
         alpha = check_alpha(alpha)
+        self._require_inference("conf_int")
         if self.inference == "bootstrap":
             ci = self.resampling.conf_int(alpha, method=self.ci_method)
             return ci.set_axis(self._flat.index, axis=0)
@@ -221,7 +290,7 @@ class EstimationResults(Results):
         )
         R, q, text = linear_constraints(constraints, names)
         vcov = self._vcov_for_tests
-        method = "Wald test of linear restrictions"
+        method = "Wald test"
         if vcov is None:
             return TestResult.not_applicable(method, "no covariance of the estimates is available")
         diff = R @ self._flat.to_numpy() - q
@@ -261,25 +330,59 @@ class EstimationResults(Results):
         return self.params.loc[names]
 
     def _predict_exog(self, exog: np.ndarray):
-        """Prediction from a design matrix (linear predictor); nonlinear models override it."""
+        """The linear predictor of a design matrix; nonlinear models override it."""
         return exog @ self._linear_params().to_numpy()
 
-    def predict(self, newdata=None):
+    def predict(self, newdata=None, which: str = "mean"):
         """Fitted values on the estimation data, or predictions for ``newdata``.
 
         ``newdata`` goes through the fitted design specification: the same formula, categorical
         levels and stateful transforms (for array-built models: the exog columns without the
         intercept, which is added back).
+
+        Parameters
+        ----------
+        newdata : DataFrame or array_like, optional
+            Data to predict for; the estimation data when None.
+        which : {"mean", "linear"}
+            ``"mean"``: the response scale (a probability for a logit model), the
+            ``inverse_link`` of the linear predictor; ``"linear"``: the linear predictor
+            (statsmodels' convention and names). They agree for an identity link.
         """
+        check_option(which, name="which", options=PREDICT_WHICH)
         spec = self._require_spec()
         if newdata is None:
             exog, index = self._model_design().X, self._model_design().row_labels
         else:
             exog, index = spec.exog(newdata)
         fitted = self._predict_exog(exog)
+        if which == "mean":
+            fitted = self._to_response(fitted)
         if self.is_multilevel:
             return pd.DataFrame(fitted, index=index, columns=self.params.columns)
         return pd.Series(fitted, index=index, name="fitted")
+
+    def _to_response(self, linear):
+        return linear if self.inverse_link is None else self.inverse_link(linear)
+
+    @property
+    def fittedvalues(self):
+        """Fitted values on the response scale, ``predict()`` on the estimation data (a
+        DataFrame with a column per level for multi-level fits)."""
+        return self.predict()
+
+    @property
+    def resid(self):
+        """Response residuals ``y - fittedvalues`` on the estimation data."""
+        design = self._model_design()
+        if design.y is None:
+            raise ValueError(
+                f"{type(self).__name__}: the model has no response to take residuals of"
+            )
+        fitted = self.fittedvalues
+        if self.is_multilevel:
+            return fitted.rsub(design.y, axis=0)
+        return (design.y - fitted).rename("resid")
 
     def augment(self, data=None) -> pd.DataFrame:
         """The data (a copy) with ``.fitted``, ``.resid`` and ``.std_resid`` columns.
@@ -313,7 +416,7 @@ class EstimationResults(Results):
         if self.scale is not None:
             return self.scale
         design = self._model_design()
-        resid = design.y - self._predict_exog(design.X)
+        resid = design.y - self._to_response(self._predict_exog(design.X))
         dof = self.df_resid if self.df_resid else len(resid)
         return float(resid @ resid / dof)
 
@@ -331,10 +434,6 @@ class EstimationResults(Results):
 
     # --- reporting -----------------------------------------------------------------------------
 
-    @property
-    def _n_params(self) -> int:
-        return self.df_model if self.df_model is not None else len(self._flat)
-
     def _likelihood_facts(self) -> dict:
         return {"loglik": np.nan, "aic": np.nan, "bic": np.nan}
 
@@ -343,27 +442,32 @@ class EstimationResults(Results):
         row = {
             "method": self.method,
             "nobs": self.nobs,
-            "df_model": self._n_params,
+            "df_model": self.df_model,
             "df_resid": np.nan if self.df_resid is None else self.df_resid,
             **self._likelihood_facts(),
             "converged": self.converged,
             "n_iter": self.n_iter,
-            "cov_type": self.cov_type,
+            # a default "nonrobust" on a fit without a covariance would claim one
+            "cov_type": self.cov_type if self.has_inference else "none",
         }
         return pd.DataFrame([row])
 
     def tidy(self, conf_int: bool = True, alpha: float = 0.05) -> pd.DataFrame:
         """``term, [level,] estimate, std_error, statistic, p_value, conf_low, conf_high``.
 
-        ``statistic`` and ``p_value`` are left out when ``null_value`` is None.
+        ``statistic`` and ``p_value`` are left out when ``null_value`` is None; everything after
+        ``estimate`` when the fit has no standard errors (see :attr:`has_inference`).
         """
         flat = self._flat
-        frame = pd.DataFrame({"estimate": flat.to_numpy(), "std_error": self._flat_bse})
+        frame = pd.DataFrame({"estimate": flat.to_numpy()})
         if self.is_multilevel:
             frame.insert(0, "level", flat.index.get_level_values("level"))
             frame.insert(0, "term", flat.index.get_level_values("term").astype(str))
         else:
             frame.insert(0, "term", flat.index.astype(str))
+        if not self.has_inference:
+            return frame
+        frame["std_error"] = self._flat_bse
         if self.null_value is not None:
             frame["statistic"] = self._flat_statistic
             frame["p_value"] = self._flat_pvalues
@@ -378,19 +482,22 @@ class EstimationResults(Results):
         table = self.tidy(alpha=alpha)
         if self.is_multilevel:
             tables = {
-                f"{self._table_name} (level = {level})": rows.drop(columns="level").set_index(
-                    "term"
-                )
+                f"{self._table_name} (level = {format_level(level)})": rows.drop(
+                    columns="level"
+                ).set_index("term")
                 for level, rows in table.groupby("level", sort=False)
             }
         else:
             tables = {self._table_name: table.set_index("term")}
-        notes = (
-            f"{100 * (1 - alpha):g}% intervals; {self._reference_text()}; "
-            f"covariance: {self.cov_type}.",
-        )
+        if self.has_inference:
+            notes = (
+                f"{100 * (1 - alpha):g}% intervals; {self._reference_text()}; "
+                f"covariance: {self.cov_type}.",
+            )
+        else:
+            notes = ("Point estimates only: this fit has no standard errors.",)
         return Summary(
-            title=self.method,
+            title=self._title(),
             info=self._info(),
             tables=tables,
             notes=self.notes + notes + self._convergence_notes(),
@@ -414,13 +521,13 @@ class LikelihoodResults(EstimationResults):
 
     @property
     def aic(self) -> float:
-        """``-2 llf + 2 k`` with k = ``df_model``."""
-        return -2.0 * self.llf + 2.0 * self._n_params
+        """``-2 llf + 2 k`` with k = ``k_params`` (intercept included)."""
+        return -2.0 * self.llf + 2.0 * self.k_params
 
     @property
     def bic(self) -> float:
-        """``-2 llf + k log(nobs)``."""
-        return -2.0 * self.llf + self._n_params * np.log(self.nobs)
+        """``-2 llf + k log(nobs)`` with k = ``k_params``."""
+        return -2.0 * self.llf + self.k_params * np.log(self.nobs)
 
     def _likelihood_facts(self) -> dict:
         return {"loglik": self.llf, "aic": self.aic, "bic": self.bic}
@@ -428,17 +535,17 @@ class LikelihoodResults(EstimationResults):
     def lr_test(self, restricted: LikelihoodResults) -> TestResult:
         """Likelihood-ratio test of this fit against a nested, ``restricted`` one.
 
-        ``2 (llf - llf_restricted)`` against chi-square with the difference in ``df_model``.
+        ``2 (llf - llf_restricted)`` against chi-square with the difference in ``k_params``.
         """
         if not isinstance(restricted, LikelihoodResults):
             raise TypeError(
                 f"`restricted` must be a LikelihoodResults; got {type(restricted).__name__}"
             )
-        df = self._n_params - restricted._n_params
+        df = self.k_params - restricted.k_params
         if df <= 0:
             raise ValueError(
                 "`restricted` must have fewer parameters than this fit; got "
-                f"df_model {restricted._n_params} vs {self._n_params}"
+                f"k_params {restricted.k_params} vs {self.k_params}"
             )
         if restricted.nobs != self.nobs:
             raise ValueError(

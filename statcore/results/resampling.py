@@ -19,6 +19,8 @@ CI_METHODS = ("percentile", "basic", "normal", "bca")
 
 
 def _plot_replicates(results, ax=None, term=None, **kwargs):
+    """Histogram of one term's replicates (``term=``, default the first) with the estimate
+    marked."""
     term = results.estimate.index[0] if term is None else term
     return plot_histogram(
         results.replicates[term].to_numpy(),

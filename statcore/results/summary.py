@@ -8,12 +8,21 @@ carries no date or time, so the same fit always prints the same text.
 from __future__ import annotations
 
 import html
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from statcore.results._format import format_cell
+
+#: Widest line ``as_text`` prints (a terminal, a notebook cell, an 80-100 column editor).
+TEXT_WIDTH = 100
+#: Table rows ``as_text`` / ``as_html`` print before pointing to ``tidy()`` (ridge paths,
+#: per-channel tables and many levels run to thousands).
+MAX_ROWS = 40
+#: Row labels longer than this are cut (with an ellipsis) in the text rendering.
+MAX_LABEL = 40
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -38,26 +47,52 @@ class Summary:
     tables: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
-    def as_text(self, digits: int = 4) -> str:
-        """Plain-text rendering, as ``print(summary)`` shows it."""
-        blocks = [_text_table(name, frame, digits) for name, frame in self.tables.items()]
-        info_lines = _text_info(self.info)
-        width = max(
-            [len(self.title), *(len(line) for line in info_lines)]
-            + [len(line) for block in blocks for line in block.splitlines()]
-            + [40]
+    def as_text(self, digits: int = 4, max_rows: int = MAX_ROWS, width: int = TEXT_WIDTH) -> str:
+        """Plain-text rendering, as ``print(summary)`` shows it.
+
+        Lines stay within ``width`` characters: long info values and notes wrap, a table too wide
+        is split into column blocks (row labels repeated), and labels longer than 40 characters
+        are cut. At most ``max_rows`` table rows are printed in all; a line says how many more
+        there are (``tidy()`` has them all).
+        """
+        blocks = []
+        for name, frame, hidden in _shown_tables(self.tables, max_rows):
+            lines = _text_table(name, frame, digits, width)
+            if hidden:
+                lines.append(f"… {hidden} more rows; use tidy()")
+            blocks.append(lines)
+        skipped = _skipped(self.tables, max_rows)
+        info_lines = _text_info(self.info, width)
+        title_lines = textwrap.wrap(self.title, width) or [""]
+        rule = min(
+            width,
+            max(
+                [40, *(len(line) for line in title_lines + info_lines)]
+                + [len(line) for block in blocks for line in block]
+            ),
         )
-        out = ["=" * width, self.title.center(width).rstrip(), "=" * width]
+        out = ["=" * rule, *(line.center(rule).rstrip() for line in title_lines), "=" * rule]
         out.extend(info_lines)
         for block in blocks:
-            out.append("-" * width)
-            out.append(block)
-        out.append("=" * width)
-        out.extend(f"[{i}] {note}" for i, note in enumerate(self.notes, start=1))
+            out.append("-" * rule)
+            out.extend(block)
+        if skipped:
+            n_tables, n_rows = skipped
+            out.append("-" * rule)
+            out.append(f"… {n_rows} more rows in {n_tables} more tables; use tidy()")
+        out.append("=" * rule)
+        for i, note in enumerate(self.notes, start=1):
+            prefix = f"[{i}] "
+            out.extend(
+                textwrap.wrap(
+                    note, width, initial_indent=prefix, subsequent_indent=" " * len(prefix)
+                )
+                or [prefix.rstrip()]
+            )
         return "\n".join(out)
 
-    def as_html(self, digits: int = 4) -> str:
-        """A self-contained HTML fragment (what notebooks display)."""
+    def as_html(self, digits: int = 4, max_rows: int = MAX_ROWS) -> str:
+        """A self-contained HTML fragment (what notebooks display), at most ``max_rows`` rows."""
         parts = ['<div class="statcore-summary">', f"<h4>{html.escape(self.title)}</h4>"]
         if self.info:
             parts.append('<table class="statcore-info"><tbody>')
@@ -65,8 +100,11 @@ class Summary:
                 f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in self.info
             )
             parts.append("</tbody></table>")
-        for name, frame in self.tables.items():
-            parts.append(_html_table(name, frame, digits))
+        for name, frame, hidden in _shown_tables(self.tables, max_rows):
+            parts.append(_html_table(name, frame, digits, hidden))
+        skipped = _skipped(self.tables, max_rows)
+        if skipped:
+            parts.append(f"<p>… {skipped[1]} more rows in {skipped[0]} more tables; use tidy()</p>")
         if self.notes:
             parts.append('<ol class="statcore-notes">')
             parts.extend(f"<li>{html.escape(note)}</li>" for note in self.notes)
@@ -75,7 +113,10 @@ class Summary:
         return "\n".join(parts)
 
     def as_latex(self, digits: int = 4) -> str:
-        """LaTeX: one ``tabular`` for the info pairs and one per table (booktabs rules)."""
+        """LaTeX: one ``tabular`` for the info pairs and one per table (booktabs rules).
+
+        Every row is written: a paper's table is edited by hand, not read in a console.
+        """
         out = [f"\\textbf{{{_latex_escape(self.title)}}}", ""]
         if self.info:
             out.append("\\begin{tabular}{ll}")
@@ -137,39 +178,99 @@ def _cells(frame: pd.DataFrame, digits: int) -> tuple[list[str], list[list[str]]
     return header, rows, n_labels
 
 
-def _text_table(name: str, frame: pd.DataFrame, digits: int) -> str:
-    header, rows, n_labels = _cells(frame, digits)
-    widths = [max(len(r[j]) for r in [header, *rows]) for j in range(len(header))]
+def _shown_tables(tables, max_rows: int):
+    """``(name, frame, n_hidden)`` for the tables that fit in ``max_rows`` rows in all."""
+    left = max_rows
+    for name, frame in tables.items():
+        if left <= 0:
+            return
+        shown = frame.iloc[:left]
+        left -= len(shown)
+        yield name, shown, len(frame) - len(shown)
 
-    def line(cells):
-        parts = []
-        for j, (cell, w) in enumerate(zip(cells, widths, strict=True)):
-            parts.append(cell.ljust(w) if j < n_labels else cell.rjust(w))
+
+def _skipped(tables, max_rows: int) -> tuple[int, int] | None:
+    """``(tables, rows)`` left out entirely once ``max_rows`` rows are printed; None if none."""
+    left, n_tables, n_rows = max_rows, 0, 0
+    for frame in tables.values():
+        if left <= 0:
+            n_tables += 1
+            n_rows += len(frame)
+        left -= len(frame)
+    return (n_tables, n_rows) if n_tables else None
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_LABEL else text[: MAX_LABEL - 1] + "…"
+
+
+def _text_table(name: str, frame: pd.DataFrame, digits: int, width: int) -> list[str]:
+    """The table's lines; columns that do not fit in ``width`` go to further blocks."""
+    header, rows, n_labels = _cells(frame, digits)
+    rows = [[_cut(c) if j < n_labels else c for j, c in enumerate(r)] for r in rows]
+    widths = [max(len(r[j]) for r in [header, *rows]) for j in range(len(header))]
+    label_width = sum(widths[:n_labels]) + 2 * n_labels
+    blocks, current, used = [], [], label_width
+    for j in range(n_labels, len(header)):
+        if current and used + widths[j] > width:
+            blocks.append(current)
+            current, used = [], label_width
+        current.append(j)
+        used += widths[j] + 2
+    blocks.append(current)
+
+    def line(cells, columns):
+        parts = [cells[j].ljust(widths[j]) for j in range(n_labels)]
+        parts += [cells[j].rjust(widths[j]) for j in columns]
         return "  ".join(parts).rstrip()
 
-    return "\n".join([name, line(header), *(line(r) for r in rows)])
+    out = [name]
+    for i, columns in enumerate(blocks):
+        if i:
+            out.append("")
+        out.extend(line(r, columns) for r in [header, *rows])
+    return out
 
 
-def _text_info(info) -> list[str]:
-    """Info pairs two to a line, keys left-aligned in each half."""
+def _text_info(info, width: int) -> list[str]:
+    """Info pairs two to a line, keys left-aligned in each half; a value too long for a half
+    gets a line of its own and wraps there, indented under its first word."""
     if not info:
         return []
     key_w = max(len(k) for k, _ in info) + 1
-    val_w = max(len(v) for _, v in info)
-    cells = [f"{(k + ':').ljust(key_w)} {v.rjust(val_w)}" for k, v in info]
-    col_w = max(len(c) for c in cells)
-    return [
-        "   ".join(c.ljust(col_w) for c in cells[i : i + 2]).rstrip()
-        for i in range(0, len(cells), 2)
-    ]
+    half = (width - 3) // 2
+    short = [v for _, v in info if key_w + 1 + len(v) <= half]
+    val_w = max((len(v) for v in short), default=0)
+    out, pending = [], []
+
+    def flush():
+        if pending:
+            out.append("   ".join(c.ljust(key_w + 1 + val_w) for c in pending).rstrip())
+            pending.clear()
+
+    for key, value in info:
+        label = (key + ":").ljust(key_w)
+        if key_w + 1 + len(value) <= half:
+            pending.append(f"{label} {value.rjust(val_w)}")
+            if len(pending) == 2:
+                flush()
+            continue
+        flush()
+        wrapped = textwrap.wrap(value, max(width - key_w - 1, 20)) or [""]
+        out.append(f"{label} {wrapped[0]}")
+        out.extend(" " * (key_w + 1) + part for part in wrapped[1:])
+    flush()
+    return out
 
 
-def _html_table(name: str, frame: pd.DataFrame, digits: int) -> str:
+def _html_table(name: str, frame: pd.DataFrame, digits: int, hidden: int = 0) -> str:
     header, rows, _ = _cells(frame, digits)
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
     )
+    if hidden:
+        body += f'<tr><td colspan="{len(header)}">… {hidden} more rows; use tidy()</td></tr>'
     return (
         f'<table class="statcore-table"><caption>{html.escape(name)}</caption>'
         f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

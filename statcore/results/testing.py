@@ -19,6 +19,8 @@ from statcore.results.summary import Summary
 
 
 def _plot_null(results, ax=None, **kwargs):
+    """The null distribution (histogram of the draws, or the reference density) with the
+    observed statistic marked."""
     if results.null_distribution is not None:
         return plot_histogram(
             results.null_distribution,
@@ -53,7 +55,8 @@ class TestResult(Results):
         The test statistic and its p-value (NaN when the test does not apply; see ``notes``).
     alternative : {"two-sided", "less", "greater"}
         The rejection region: for statistics that reject for large values only (chi-square,
-        F, n·MMDD², permutation statistics) this is ``"greater"``.
+        F, n·MMDD², permutation statistics) this is ``"greater"``. A chi-square or F test has
+        no direction to report, so its print leaves the alternative out (as R does).
     df : float or tuple, optional
         Degrees of freedom of the reference distribution.
     distribution : str
@@ -69,6 +72,9 @@ class TestResult(Results):
         Number of resamples behind ``null_distribution``.
     reference : scipy frozen distribution, optional
         The statistic's null distribution, for :meth:`critical_value` and plots.
+    statistic_name : str, optional
+        How the print names the statistic (R's ``X-squared``, ``F``, ``t``); by default
+        "chi-squared", "F", "t" or "z" from ``reference``, else "statistic".
     """
 
     __test__ = False  # keeps pytest from collecting the class
@@ -84,6 +90,7 @@ class TestResult(Results):
     std_error: float | None = None
     n_resamples: int | None = None
     reference: Any = field(default=None, repr=False)
+    statistic_name: str = ""
 
     _plots: ClassVar[dict] = {"null": _plot_null}
 
@@ -97,6 +104,40 @@ class TestResult(Results):
         warnings.warn(f"{method}: {reason}", NotApplicableWarning, stacklevel=2)
         notes = tuple(fields.pop("notes", ())) + (f"Not applicable: {reason}",)
         return cls(method=method, statistic=np.nan, pvalue=np.nan, notes=notes, **fields)
+
+    @property
+    def _reference_name(self) -> str:
+        """scipy's name of ``reference`` ("chi2", "f", "t", "norm"), or ""."""
+        dist = getattr(self.reference, "dist", None)
+        return getattr(dist, "name", "") or ""
+
+    @property
+    def is_directional(self) -> bool:
+        """False for chi-square and F tests: they reject for large values only, and "greater"
+        would describe the statistic, not a direction of the effect."""
+        if self._reference_name in ("chi2", "f"):
+            return False
+        return not self.distribution.startswith(("chi2(", "F("))
+
+    def _statistic_label(self) -> str:
+        if self.statistic_name:
+            return self.statistic_name
+        names = {"chi2": "chi-squared", "f": "F", "t": "t", "norm": "z"}
+        if self._reference_name in names:
+            return names[self._reference_name]
+        if self.distribution.startswith("chi2("):
+            return "chi-squared"
+        return "F" if self.distribution.startswith("F(") else "statistic"
+
+    def _df_text(self) -> str | None:
+        if self.df is None:
+            return None
+        if np.isscalar(self.df):
+            return f"df = {format_number(self.df)}"
+        if len(self.df) == 2:
+            num, den = self.df
+            return f"num df = {format_number(num)}, denom df = {format_number(den)}"
+        return f"df = {self.df}"
 
     def __iter__(self):
         yield self.statistic
@@ -170,7 +211,7 @@ class TestResult(Results):
             ("null distribution", self.distribution),
             ("resamples", self.n_resamples),
             ("nobs", self.nobs),
-            ("alternative", self.alternative),
+            ("alternative", self.alternative if self.is_directional else None),
             ("null hypothesis", self.null_hypothesis),
         ):
             if value not in (None, ""):
@@ -178,15 +219,21 @@ class TestResult(Results):
         return Summary(title=self.method, info=tuple(info), notes=self.notes)
 
     def __repr__(self) -> str:
-        parts = [f"statistic = {format_number(self.statistic)}"]
-        if self.df is not None:
-            parts.append(f"df = {self.df if not np.isscalar(self.df) else format_number(self.df)}")
+        """R's ``htest`` print: the method, what is tested, then
+        ``chi-squared = 3.2, df = 1, p-value = 0.07``."""
+        parts = [f"{self._statistic_label()} = {format_number(self.statistic)}"]
+        df_text = self._df_text()
+        if df_text:
+            parts.append(df_text)
         shown_p = format_pvalue(self.pvalue)
-        parts.append(f"p-value {shown_p}" if shown_p.startswith("<") else f"p-value = {shown_p}")
-        lines = ["", f"\t{self.method}", "", ", ".join(parts)]
+        shown_p = f"< {shown_p[1:]}" if shown_p.startswith("<") else f"= {shown_p}"
+        parts.append(f"p-value {shown_p}")
+        lines = ["", f"\t{self.method}", ""]
         if self.null_hypothesis:
             lines.append(f"null hypothesis: {self.null_hypothesis}")
-        lines.append(f"alternative hypothesis: {self.alternative}")
+        lines.append(", ".join(parts))
+        if self.is_directional:
+            lines.append(f"alternative hypothesis: {self.alternative}")
         if self.distribution:
             reference = self.distribution
             if self.n_resamples:

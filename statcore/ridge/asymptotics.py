@@ -85,8 +85,8 @@ def solve_kappa(
     """
     tol = check_positive(tol, name="tol")
     maxiter = check_positive_int(maxiter, name="maxiter")
-    lam = np.atleast_1d(np.asarray(penalty, dtype=float))
-    s = np.asarray(spectrum, dtype=float)
+    lam, gamma, s = _check_problem(penalty, gamma, spectrum)
+    lam = np.atleast_1d(lam)
     scale = np.maximum(1.0, lam)
     kappa = lam + gamma * s.mean()
     worst = []
@@ -215,15 +215,22 @@ class AsymptoticRisk:
         return pd.DataFrame({name: np.atleast_1d(getattr(self, name)) for name in names})
 
 
-def _check_inputs(penalty, gamma, spectrum, signal, sigma2, test_spectrum):
+def _check_problem(penalty, gamma, spectrum):
+    """Penalties, aspect ratio and spectrum of the fixed point, checked."""
     lam = check_penalty(penalty)
     gamma = check_positive(gamma, name="gamma")
     s = as_float_array(spectrum, name="spectrum", ndim=1)
-    check_positive_int(len(s), name="len(spectrum)")
+    if len(s) == 0:
+        raise ValueError("`spectrum` must hold at least one eigenvalue; got an empty array")
     if np.any(s < 0):
         raise ValueError("`spectrum` holds the eigenvalues of a covariance: they must be >= 0")
     if not np.any(s > 0):
         raise ValueError("`spectrum` must have at least one positive eigenvalue")
+    return lam, gamma, s
+
+
+def _check_inputs(penalty, gamma, spectrum, signal, sigma2, test_spectrum):
+    lam, gamma, s = _check_problem(penalty, gamma, spectrum)
     w = as_float_array(signal, name="signal", ndim=1)
     if len(w) != len(s):
         raise ValueError(

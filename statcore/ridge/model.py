@@ -273,7 +273,7 @@ class SelfDistilledRidge(Model):
             risk_curve=curve,
             noise_variance=sigma2,
             null_value=None,
-            df_model=p + int(self._has_intercept),
+            k_params=p + int(self._has_intercept),
             cov_type="none",
             **fields,
         )

@@ -33,6 +33,7 @@ from statcore.formula import INTERCEPT, capture_context, design_from_formula
 from statcore.ot import METRICS
 from statcore.ot.solver import (
     as_points,
+    check_solver_options,
     dual_value,
     plan_statistics,
     point_cost,
@@ -340,11 +341,7 @@ class DataShifts(Estimator):
         if n_resamples == 1:
             raise ValueError("`n_resamples` must be 0 or at least 2; got 1")
         rng = check_random_state(random_state)
-        options = {
-            "maxiter": check_positive_int(maxiter, name="maxiter"),
-            "tol": check_positive(tol, name="tol"),
-            "epsilon_scaling": epsilon_scaling,
-        }
+        options = check_solver_options(maxiter=maxiter, tol=tol, epsilon_scaling=epsilon_scaling)
         problem = _Problem(self, rng, options)
         values, table, warm = problem.estimate(self.weights_source, self.weights_target)
         estimate = pd.Series(values, index=TERMS)

@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore._validation import check_positive, check_scalar, describe
+from statcore._validation import check_positive, describe
 from statcore.results import EstimationResults, ResamplingResult
 from statcore.results._plotting import get_ax
 
@@ -124,14 +124,14 @@ class DataShiftsResults(EstimationResults):
         Parameters
         ----------
         source_error : float
-            The hypothesis' error on the source domain, ``E_A l(Y, h(X))``.
+            The hypothesis' error on the source domain, ``E_A l(Y, h(X))`` (>= 0).
         lipschitz_h : float
-            Lipschitz constant of the hypothesis ``h`` with respect to ``x_metric``.
+            Lipschitz constant of the hypothesis ``h`` with respect to ``x_metric`` (>= 0).
         lipschitz_loss : float or (float, float)
             Lipschitz constants of the loss in the label (``L_l``) and in the prediction
-            (``L'_l``); one number for both.
+            (``L'_l``); one number for both (each >= 0).
         target_error : float, optional
-            An observed target error, shown beside the bound in the plot.
+            An observed target error (>= 0), shown beside the bound in the plot.
 
         Returns
         -------
@@ -139,11 +139,12 @@ class DataShiftsResults(EstimationResults):
             ``params``: ``source_error``, ``covariate_term``, ``concept_term``, ``bound``, with
             bootstrap intervals of the shift terms carried over when this fit has them.
         """
-        source_error = check_scalar(source_error, name="source_error")
+        # errors are expected losses, never negative
+        source_error = check_positive(source_error, name="source_error", strict=False)
         lipschitz_h = check_positive(lipschitz_h, name="lipschitz_h", strict=False)
         label, prediction = _lipschitz_pair(lipschitz_loss)
         if target_error is not None:
-            target_error = check_scalar(target_error, name="target_error")
+            target_error = check_positive(target_error, name="target_error", strict=False)
 
         def combine(cov, cpt):
             cov_term = lipschitz_h * prediction * cov

@@ -123,7 +123,10 @@ def test_tensors_dataframes_and_other_statistics():
     assert "basic" in from_frame.summary().as_text()
     import matplotlib.pyplot as plt
 
-    assert isinstance(from_frame.plot(), matplotlib.axes.Axes)
+    # one panel per metric: each on its own scale
+    axes = from_frame.plot()
+    assert [ax.get_title() for ax in axes] == ["a", "b"]
+    assert all(isinstance(ax, matplotlib.axes.Axes) for ax in axes)
     plt.close("all")
 
 

@@ -244,7 +244,9 @@ def test_bad_input():
         imdm_elbo_loss(model, torch.full((3, 2), K))
     with pytest.raises(TypeError, match="expose its InfiniteMaskEmbedding"):
         imdm_elbo_loss(nn.Linear(2, 2), torch.zeros(3, 2, dtype=torch.long))
-    with pytest.raises(ValueError, match=r"`eps` must have shape \(3, 2, 16\)"):
+    with pytest.raises(
+        ValueError, match=r"`eps` must be a 3-D \(batch=3, length=2, noise_dim=16\)"
+    ):
         model(torch.zeros(3, 2, dtype=torch.long), torch.zeros(3, 2, 4))
     with pytest.raises(ValueError, match="`steps`"):
         IMDMSampler(model, 0)

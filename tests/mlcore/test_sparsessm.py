@@ -281,11 +281,11 @@ def test_bad_input():
         sparsessm_prune(block, x, structure=(4, 4))
     with pytest.raises(ValueError, match="must tile the row length 4"):
         sparsessm_prune(block, x, structure=(1, 3))
-    with pytest.raises(ValueError, match=r"3-D \(n_samples, length, d_model\)"):
+    with pytest.raises(ValueError, match=r"3-D \(n_samples, length, d_model=6\)"):
         sparsessm_prune(block, x[0], 0.5)
     with pytest.raises(ValueError, match="`time_weight` must be one of"):
         sparsessm_prune(block, x, time_weight="cosine")
-    with pytest.raises(TypeError, match="Mamba mixer"):
+    with pytest.raises(TypeError, match="`mixer` must have Mamba's parameters"):
         sparsessm_prune(nn.Linear(3, 3), x)
     with pytest.raises(ValueError, match="in_features=32"):
         wanda_prune_linear(nn.Linear(32, 4), torch.randn(10, 31))

@@ -117,12 +117,23 @@ def test_summary_lists_metrics(run):
 def test_plot_draws_one_curve_per_metric(run):
     import matplotlib.pyplot as plt
 
-    ax = run.plot()
+    ax, lr_ax = run.plot()
     assert isinstance(ax, matplotlib.axes.Axes)
     assert [line.get_label() for line in ax.lines] == run.metrics
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), run.history["loss"])
-    ax_one = run.plot(kind="curves", metrics="val_loss")
+    # the learning rate has an axis of its own, below the curves and sharing the step axis
+    assert lr_ax.get_ylabel() == "learning rate" and lr_ax.get_xlabel() == "step"
+    np.testing.assert_array_equal(lr_ax.lines[0].get_ydata(), run.history["lr"])
+    assert lr_ax.get_shared_x_axes().joined(ax, lr_ax)
+    assert "lr" not in [line.get_label() for line in ax.lines]
+    # the legend sits beside the plotting area, not on the curves
+    legend = ax.get_legend()
+    assert legend._loc == 2 and legend.get_bbox_to_anchor().x0 > ax.get_window_extent().x1
+    ax_one = run.plot(kind="curves", metrics="val_loss", lr=False)
     assert len(ax_one.lines) == 1 and ax_one.get_ylabel() == "val_loss"
+    assert len(ax_one.figure.axes) == 1
+    with pytest.raises(ValueError, match="`lr=True` but `history` logs no learning rate"):
+        TrainingResult(method="m", history=pd.DataFrame({"step": [0], "loss": [1.0]})).plot(lr=True)
     with pytest.raises(ValueError, match="`metrics` must be one of"):
         run.plot(metrics=["nope"])
     plt.close("all")

@@ -109,3 +109,36 @@ def test_array_spec_predicts_new_arrays_and_frames(regression_frame):
     plain = OLSFixture(y.to_numpy(), X.to_numpy()).fit()
     with pytest.raises(ValueError, match="`newdata` must have 1 columns; got 2"):
         plain.predict(np.zeros((3, 2)))
+
+
+def test_pandas_rows_are_paired_by_label():
+    y = pd.Series([1.0, 2.0, 3.0, 5.0], index=[3, 1, 2, 0], name="y")
+    X = pd.DataFrame({"a": [10.0, 20.0, 30.0, 40.0]}, index=[0, 1, 2, 3])
+    design = design_from_arrays(y, X)
+    np.testing.assert_array_equal(design.X[:, 1], [40.0, 20.0, 30.0, 10.0])
+    assert list(design.row_labels) == [3, 1, 2, 0]
+    np.testing.assert_array_equal(design_from_arrays(y, X["a"]).X[:, 1], design.X[:, 1])
+    with pytest.raises(
+        ValueError, match=r"must carry the same index labels; they differ \(\[3, 9\]"
+    ):
+        design_from_arrays(y, X.set_axis([0, 1, 2, 9]))
+    with pytest.raises(ValueError, match="must carry the same index labels"):
+        design_from_arrays(y, X.set_axis([0, 1, 1, 3]))
+    by_position = design_from_arrays(y, X.to_numpy())
+    np.testing.assert_array_equal(by_position.X[:, 1], X["a"].to_numpy())
+
+
+def test_too_few_rows_and_a_missing_response_are_named():
+    with pytest.raises(ValueError, match="`endog` needs at least 2 rows; got one row"):
+        design_from_arrays([1.0], [[2.0, 3.0]])
+    with pytest.raises(ValueError, match="got no rows"):
+        design_from_arrays(np.empty(0), np.empty((0, 2)))
+    with pytest.raises(
+        ValueError, match=r"`endog \(after dropping missing rows\)` needs at least 2"
+    ):
+        design_from_arrays([1.0, np.nan], [2.0, 3.0], missing="drop")
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0], "y": [1.0, np.nan, np.nan]})
+    with pytest.raises(ValueError, match=r"`data \(after dropping missing rows\)` needs at least"):
+        design_from_formula("y ~ x", frame, missing="drop")
+    with pytest.raises(ValueError, match=r"`formula` '~ x' has no response"):
+        design_from_formula("~ x", frame)

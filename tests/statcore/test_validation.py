@@ -39,7 +39,8 @@ def test_as_float_array_returns_float_copy():
             r"`x` must be 1-D; got a 2-D array of shape \(2, 2\)",
         ),
         (np.zeros(3), {"ndim": (2, 3)}, ValueError, r"`x` must be 2-D or 3-D; got a 1-D array"),
-        (np.zeros(1), {"min_rows": 2}, ValueError, r"`x` needs at least 2 rows; got 1"),
+        (np.zeros(1), {"min_rows": 2}, ValueError, r"`x` needs at least 2 rows; got one row"),
+        (None, {}, TypeError, r"`x` must be numeric array-like; got None"),
         (["a", "b"], {}, TypeError, r"`x` must be numeric array-like; got \['a', 'b'\]"),
     ],
 )
@@ -143,3 +144,44 @@ def test_random_state_normalisation():
     b = v.check_random_state(np.random.SeedSequence(42)).normal(size=3)
     np.testing.assert_array_equal(a, b)
     assert isinstance(v.check_random_state(None), np.random.Generator)
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ([1.0, 2 + 1j], r"`x` must be real; got complex values"),
+        ("1", r"`x` must be numeric array-like; got '1' \(dtype <U1\)"),
+        (np.array(["1.5", "2"]), r"`x` must be numeric array-like; got ndarray"),
+        (np.array([1.0, "a"], dtype=object), r"real entries; got the entry 'a' \(str\)"),
+        (np.array([1.0, 1j], dtype=object), r"real entries; got the entry 1j \(complex\)"),
+    ],
+)
+def test_as_float_array_refuses_complex_and_text(value, message):
+    with pytest.raises(TypeError, match=message):
+        v.as_float_array(value, name="x")
+
+
+def test_numbers_in_object_arrays_still_convert():
+    frame = pd.DataFrame({"a": [1.0, 2.0], "b": [True, False]})
+    np.testing.assert_array_equal(v.as_float_array(frame, name="x"), [[1.0, 1.0], [2.0, 0.0]])
+
+
+def test_numeric_strings_are_not_numbers():
+    with pytest.raises(TypeError, match="`penalty` must be numeric array-like; got '1'"):
+        v.check_penalty("1")
+    with pytest.raises(TypeError, match="`tol` must be a real number; got '1'"):
+        v.check_positive("1", name="tol")
+    with pytest.raises(TypeError, match=r"`q\[0\]` must be a real number; got '0.5'"):
+        v.check_levels(["0.5"])
+    with pytest.raises(ValueError, match=r"`tol` must lie in \(0, inf\]; got -2.0"):
+        v.check_positive(np.float64(-2.0), name="tol")
+
+
+def test_rows_and_design_checks():
+    assert v.check_n_rows(2, name="y") == 2
+    with pytest.raises(ValueError, match="`y` needs at least 2 rows; got one row"):
+        v.check_n_rows(1, name="y")
+    with pytest.raises(ValueError, match="more rows than columns; got 2 rows, 2 columns"):
+        v.check_design(np.eye(2), ["a", "b"])
+    with pytest.raises(ValueError, match=r"singular \(rank 1 < 2 columns \['a', 'b'\]\)"):
+        v.check_design(np.ones((3, 2)), ["a", "b"])

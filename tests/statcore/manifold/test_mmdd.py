@@ -253,7 +253,7 @@ def test_bad_input_errors_name_the_argument(rng):
         mmdd_test(Y, X, S, method="permutation")
     with pytest.raises(ValueError, match="`statistic` must be one of"):
         mmdd(Y, X, S, statistic="w")
-    with pytest.raises(ValueError, match=r"`base_point` has 1 point\(s\) off"):
+    with pytest.raises(ValueError, match=r"`base_point` is not on Sphere\(2\): \|base_point\|"):
         mmdd(Y, X, S, base_point=np.ones(3))
     with pytest.raises(TypeError, match="`manifold` must be"):
         dcov_test(Y, X, None)

@@ -146,7 +146,7 @@ def test_bad_options_are_named(kwargs, error, match):
 def test_bad_data_and_sample_size():
     with pytest.raises(ValueError, match="`data` must be 2-D; got a 1-D array of shape"):
         ForestFlow(np.arange(5.0))
-    with pytest.raises(ValueError, match="`data` needs at least 2 rows; got 1"):
+    with pytest.raises(ValueError, match="`data` needs at least 2 rows; got one row"):
         ForestFlow(np.zeros((1, 3)))
     with pytest.raises(ValueError, match="`data` must not contain NaN"):
         ForestFlow([[0.0, np.nan], [1.0, 2.0]])

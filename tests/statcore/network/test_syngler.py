@@ -183,7 +183,7 @@ def test_compare_networks_table_and_plot():
         "dcsbm",
     }
     assert res.wide().shape == (10, 5)
-    assert res.plot().get_yscale() == "log"
+    assert res.plot().get_yscale() == "symlog"
     with pytest.raises(ValueError, match="holds no graphs"):
         compare_networks(graph, [])
 

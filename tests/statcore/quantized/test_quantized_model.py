@@ -143,7 +143,7 @@ def test_identifiability_guard_for_one_bit_zero_threshold():
 
 
 def test_bad_input_is_refused():
-    with pytest.raises(ValueError, match="lower < upper"):
+    with pytest.raises(ValueError, match="`lower` must be < `upper`"):
         QuantizedNVMM([0.0, 1.0], [1.0, 0.5])
     with pytest.raises(ValueError, match="NaN"):
         QuantizedNVMM([0.0, np.nan], [1.0, 2.0])

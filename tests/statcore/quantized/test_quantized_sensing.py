@@ -211,7 +211,7 @@ def test_bad_input():
     model = QuantizedCompressedSensing(codes, q, A, penalty=0.1)
     with pytest.raises(ValueError, match="`penalty_min_ratio`"):
         QuantizedCompressedSensing(codes, q, A).fit(penalty_min_ratio=1.5)
-    with pytest.raises(ValueError, match=r"`start\['x'\]` must have 20 entries"):
+    with pytest.raises(ValueError, match=r"`start\['x'\]` must have shape \(20,\)"):
         model.fit(start={"x": np.zeros(3)})
     with pytest.raises(TypeError, match="`maxiter`"):
         model.fit(maxiter=1.5)

@@ -50,9 +50,14 @@ def test_critical_values_from_reference_and_draws():
 def test_htest_style_print():
     text = repr(chi2_result())
     assert "\tPearson's chi-squared test" in text
-    assert "statistic = 7.5000, df = 3, p-value = 0.0576" in text
-    assert "alternative hypothesis: greater" in text
+    assert "chi-squared = 7.5000, df = 3, p-value = 0.0576" in text
+    # a chi-square test rejects for large values only: no direction to print (R's htest)
+    assert "alternative hypothesis" not in text
     assert "null hypothesis: independence" in text
+    named = TestResult(method="t", statistic=1.0, pvalue=0.3, statistic_name="X-squared")
+    assert "X-squared = 1.0000" in repr(named) and "alternative hypothesis: two-sided" in repr(
+        named
+    )
 
 
 def test_tidy_glance_and_conf_int():

@@ -1,0 +1,177 @@
+"""Build the documentation site: ``python docs/build.py OUT_DIR [--notebooks DIR]``.
+
+1. The vignettes: with ``--notebooks``, the executed ``<stem>.ipynb`` files that
+   ``python -m statcore._vignettes`` (``make demo``) wrote there; without it, this script runs
+   the vignettes itself into ``OUT_DIR/vignettes``. A vignette that failed stops the build.
+2. The source folder ``OUT_DIR/src``: the pages of ``docs/``, the notebooks under ``vignettes/``
+   and one API page per area (:data:`API_AREAS`) under ``api/``.
+3. ``sphinx-build -b html`` into ``OUT_DIR/html``; prints the path of its ``index.html``.
+
+The source is assembled outside ``docs/`` so that a build writes nothing into the checkout.
+"""
+
+import argparse
+import importlib
+import inspect
+import shutil
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+REPO = DOCS.parent
+
+#: The API reference, one page per area: (module, heading). Every public sub-package or module of
+#: statcore and mlcore is here (tests/test_docs.py checks it).
+API_AREAS = [
+    ("statcore.results", "Results, summaries and tests"),
+    ("statcore.base", "Model bases"),
+    ("statcore.formula", "Formulas and designs"),
+    ("statcore.exceptions", "Warnings"),
+    ("statcore.distributed", "Execution backends and Monte Carlo studies"),
+    ("statcore.datasets", "Shipped data sets"),
+    ("statcore.quantreg", "Quantile regression"),
+    ("statcore.ridge", "Self-distilled ridge"),
+    ("statcore.manifold", "Manifold-valued data"),
+    ("statcore.shift", "DataShifts"),
+    ("statcore.ot", "Entropic optimal transport"),
+    ("statcore.quantized", "Quantized data"),
+    ("statcore.network", "Networks"),
+    ("mlcore", "mlcore: results and devices"),
+    ("mlcore.functional", "mlcore: functional"),
+    ("mlcore.losses", "mlcore: losses"),
+    ("mlcore.nn", "mlcore: modules"),
+    ("mlcore.tta", "mlcore: test-time adaptation"),
+    ("mlcore.diffusion", "mlcore: diffusion"),
+    ("mlcore.pruning", "mlcore: pruning"),
+    ("mlcore.results", "mlcore: training and evaluation results"),
+]
+
+
+def public_names(module_name: str) -> list[str]:
+    """``__all__`` of the module, else the public classes and functions defined in it."""
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [
+            name
+            for name, value in vars(module).items()
+            if not name.startswith("_")
+            and (inspect.isclass(value) or inspect.isfunction(value))
+            and value.__module__ == module_name
+        ]
+    # Constants and dunder names (``__version__``) have no page of their own, and a name that
+    # an area re-exports from another area is documented once, in the area that defines it.
+    return sorted(
+        name
+        for name in names
+        if not name.startswith("_")
+        and (inspect.isclass(obj := getattr(module, name)) or callable(obj))
+        and _home_area(obj) in (None, module_name)
+    )
+
+
+def _home_area(obj) -> str | None:
+    """The API area whose module path is the longest prefix of where ``obj`` is defined."""
+    defined_in = getattr(obj, "__module__", None) or ""
+    homes = [m for m, _ in API_AREAS if defined_in == m or defined_in.startswith(m + ".")]
+    return max(homes, key=len, default=None)
+
+
+def _api_page(module_name: str, heading: str) -> str:
+    names = "\n".join(f"   {name}" for name in public_names(module_name))
+    title = f"{heading} (``{module_name}``)"
+    return f"""{title}
+{"=" * len(title)}
+
+.. automodule:: {module_name}
+   :no-members:
+
+.. currentmodule:: {module_name}
+
+.. autosummary::
+   :toctree: generated
+   :nosignatures:
+
+{names}
+"""
+
+
+def _api_index() -> str:
+    entries = "\n".join(f"   {module.replace('.', '_')}" for module, _ in API_AREAS)
+    return f"""API reference
+=============
+
+One page per method area, each listing the area's public names; every name has a page
+rendered from its numpy-style docstring.
+
+.. toctree::
+   :maxdepth: 1
+
+{entries}
+"""
+
+
+def assemble(src: Path, notebooks: list[Path]) -> None:
+    """Write the Sphinx source folder ``src`` (replacing it)."""
+    if src.exists():
+        shutil.rmtree(src)
+    shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("build.py", "README.md", "_build"))
+    (src / "vignettes").mkdir()
+    for notebook in notebooks:
+        shutil.copy2(notebook, src / "vignettes" / notebook.name)
+    (src / "api").mkdir()
+    (src / "api" / "index.rst").write_text(_api_index(), encoding="utf-8")
+    for module, heading in API_AREAS:
+        page = src / "api" / f"{module.replace('.', '_')}.rst"
+        page.write_text(_api_page(module, heading), encoding="utf-8")
+
+
+def executed_notebooks(folder: Path, sources: list[Path]) -> list[Path]:
+    """The executed notebook of every vignette source, checked present and free of errors."""
+    import nbformat
+
+    notebooks = []
+    for source in sources:
+        notebook = folder / f"{source.stem}.ipynb"
+        if not notebook.exists():
+            raise SystemExit(f"error: no executed notebook {notebook} for {source.name}")
+        if notebook.stat().st_mtime < source.stat().st_mtime:
+            raise SystemExit(f"error: {notebook} is older than {source}; run make demo again")
+        cells = nbformat.read(notebook, as_version=4).cells
+        if any(o.output_type == "error" for c in cells for o in c.get("outputs", [])):
+            raise SystemExit(f"error: {notebook} holds a failed cell; see make demo")
+        notebooks.append(notebook)
+    return notebooks
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="docs/build.py", description=__doc__.splitlines()[0])
+    parser.add_argument("out_dir", type=Path, help="folder for src/ and html/")
+    parser.add_argument(
+        "--notebooks", type=Path, help="folder of executed vignette notebooks (make demo's output)"
+    )
+    args = parser.parse_args(argv)
+    out = args.out_dir.resolve()
+    sources = sorted((REPO / "vignettes").glob("*.py"))
+    if args.notebooks is None:
+        from statcore._vignettes import build_vignettes
+
+        failed = [
+            r.name for r in build_vignettes(REPO / "vignettes", out / "vignettes") if not r.ok
+        ]
+        if failed:
+            print(f"error: vignettes failed: {', '.join(failed)}", file=sys.stderr)
+            return 1
+        args.notebooks = out / "vignettes"
+    assemble(out / "src", executed_notebooks(args.notebooks.resolve(), sources))
+
+    from sphinx.cmd.build import build_main
+
+    status = build_main(["-b", "html", "-q", str(out / "src"), str(out / "html")])
+    if status == 0:
+        print(f"site: {out / 'html' / 'index.html'}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
