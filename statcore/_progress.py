@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
+from statcore._validation import describe
+
 
 class _NoBar:
     """What :func:`progress` returns when no bar is wanted: the same calls, doing nothing."""
@@ -53,6 +57,9 @@ def progress(iterable_or_total: Iterable | int, *, enabled: bool = True, desc: s
         Iterable when given an iterable; a context manager with ``update``, ``set_postfix`` and
         ``close`` either way.
     """
+    if not isinstance(enabled, bool | np.bool_):
+        # the user's `progress=` argument arrives here; a string or a number is a mistake
+        raise TypeError(f"`progress` must be True or False; got {describe(enabled)}")
     iterable, total = (
         (None, int(iterable_or_total))
         if isinstance(iterable_or_total, int)

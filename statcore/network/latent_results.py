@@ -18,6 +18,7 @@ DENSE_LIMIT = 10_000
 
 
 def _plot_positions(results, ax=None, dims=(0, 1), **kwargs):
+    """The latent positions of two dimensions (``dims``), coloured by the degree parameters."""
     ax = get_ax(ax)
     Z = results.embeddings.to_numpy()
     x = Z[:, dims[0]]

@@ -40,6 +40,11 @@ def silverman_bandwidth(n: int, d: int) -> float:
     return (4.0 / (d + 2.0)) ** (1.0 / (d + 4.0)) * n ** (-1.0 / (d + 4.0))
 
 
+def _plot_latent_positions(results, ax=None, **kwargs):
+    """The stage-1 latent positions the generator learned from (as the latent fit's plot)."""
+    return _plot_positions(results.latent, ax=ax, **kwargs)
+
+
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
 class SynglerResults(Results):
     """A fitted SyNGLER generator: stage-1 latent space fit plus a generator over node parameters.
@@ -68,9 +73,7 @@ class SynglerResults(Results):
     _node_table: np.ndarray = field(repr=False)
     _scale: np.ndarray = field(repr=False)
 
-    _plots: ClassVar[dict] = {
-        "positions": lambda res, ax=None, **kw: _plot_positions(res.latent, ax=ax, **kw)
-    }
+    _plots: ClassVar[dict] = {"positions": _plot_latent_positions}
 
     @renamed_keywords(rng="random_state")
     def sample_parameters(self, n_nodes: int, random_state=None):

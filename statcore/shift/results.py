@@ -17,6 +17,7 @@ BOUND_TERMS = ["source_error", "covariate_term", "concept_term", "bound"]
 
 
 def _plot_shifts(results, ax=None, alpha=0.05, **kwargs):
+    """The covariate and concept shifts as bars, with bootstrap intervals when resampled."""
     ax = get_ax(ax)
     frame = results.tidy(alpha=alpha)
     positions = np.arange(len(frame))
@@ -34,12 +35,13 @@ def _plot_shifts(results, ax=None, alpha=0.05, **kwargs):
 
 
 def _plot_bound(results, ax=None, **kwargs):
+    """The bound as one stacked bar of its three terms, beside the observed target error."""
     ax = get_ax(ax)
     left = 0.0
     labels = {
         "source_error": "source error",
-        "covariate_term": "L_h L'_l S_cov",
-        "concept_term": "L_l S_cpt",
+        "covariate_term": r"$L_h L'_\ell S_{\mathrm{cov}}$",
+        "concept_term": r"$L_\ell S_{\mathrm{cpt}}$",
     }
     for term, label in labels.items():
         value = float(results.params[term])

@@ -178,7 +178,7 @@ def test_sparse_metric_final_is_last_logged_value():
             ValueError,
             "`monitor_mode`",
         ),
-        (pd.DataFrame({"step": [], "loss": []}), {}, ValueError, "at least 1 rows"),
+        (pd.DataFrame({"step": [], "loss": []}), {}, ValueError, "at least 1 row; got no rows"),
     ],
 )
 def test_bad_history(history, kwargs, error, message):

@@ -125,6 +125,11 @@ def test_progress_disabled_is_silent_and_iterable(capsys):
     assert "shown" in capsys.readouterr().err
 
 
+def test_progress_must_be_a_bool():
+    with pytest.raises(TypeError, match="`progress` must be True or False; got 'x'"):
+        progress(3, enabled="x")
+
+
 def test_borrowed_backend_closes_only_what_it_made():
     with borrowed_backend("threads", n_workers=1) as made:
         assert isinstance(made, ThreadBackend)
