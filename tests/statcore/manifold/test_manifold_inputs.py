@@ -188,7 +188,11 @@ def test_constant_check_is_relative_so_tiny_units_are_not_constant(rng):
 
 
 BAD_INPUTS = {
-    "frechet empty": (lambda: frechet_mean(np.empty((0, 3)), S), ValueError, "at least 1 row; got no rows"),
+    "frechet empty": (
+        lambda: frechet_mean(np.empty((0, 3)), S),
+        ValueError,
+        "at least 1 row; got no rows",
+    ),
     "frechet init off": (lambda: frechet_mean(Y, S, init=[2, 0, 0]), ValueError, "`init` is not"),
     "frechet maxiter": (lambda: frechet_mean(Y, S, maxiter=0), ValueError, "`maxiter` must"),
     "frechet manifold": (lambda: frechet_mean(Y, Sphere), TypeError, "`manifold` must be"),
