@@ -53,10 +53,13 @@ class DesignSpec:
     _rhs: Any = field(default=None, repr=False)
     _lhs: Any = field(default=None, repr=False)
 
-    def exog(self, newdata) -> tuple[np.ndarray, pd.Index]:
-        """``X`` for ``newdata`` under the fitted specification, and the row labels."""
+    def exog(self, newdata, *, name: str = "newdata") -> tuple[np.ndarray, pd.Index]:
+        """``X`` for ``newdata`` under the fitted specification, and the row labels.
+
+        ``name`` is the argument the data came in as, for error messages.
+        """
         if self._rhs is not None:
-            frame = _as_frame(newdata, name="newdata")
+            frame = _as_frame(newdata, name=name)
             from formulaic.errors import FormulaicError
             from formulaic.transforms.contrasts import DataMismatchWarning
 
@@ -65,24 +68,24 @@ class DesignSpec:
                 try:
                     mm = self._rhs.get_model_matrix(frame, na_action="ignore")
                 except DataMismatchWarning as exc:
-                    raise ValueError(f"`newdata` does not match the fitted design: {exc}") from None
+                    raise ValueError(f"`{name}` does not match the fitted design: {exc}") from None
                 except (FormulaicError, NameError, KeyError) as exc:
                     raise ValueError(
-                        f"`newdata` lacks what the formula {self.formula!r} needs: {exc}"
+                        f"`{name}` lacks what the formula {self.formula!r} needs: {exc}"
                     ) from None
             return np.ascontiguousarray(mm.to_numpy(dtype=float)), mm.index
         index = newdata.index if isinstance(newdata, pd.Series | pd.DataFrame) else None
         if isinstance(newdata, pd.DataFrame) and self.input_names is not None:
             missing = [c for c in self.input_names if c not in newdata.columns]
             if missing:
-                raise ValueError(f"`newdata` lacks the columns {missing} the model was fitted on")
+                raise ValueError(f"`{name}` lacks the columns {missing} the model was fitted on")
             newdata = newdata[list(self.input_names)]
         n_inputs = len(self.x_names) - int(self.intercept)
-        X = as_float_array(newdata, name="newdata", ndim=(1, 2), allow_nan=True)
+        X = as_float_array(newdata, name=name, ndim=(1, 2), allow_nan=True)
         if X.ndim == 1:
             X = X.reshape(-1, 1) if n_inputs == 1 else X.reshape(1, -1)
         if X.shape[1] != n_inputs:
-            raise ValueError(f"`newdata` must have {n_inputs} columns; got {X.shape[1]}")
+            raise ValueError(f"`{name}` must have {n_inputs} columns; got {X.shape[1]}")
         if self.intercept:
             X = np.column_stack([np.ones(len(X)), X])
         return np.ascontiguousarray(X), pd.RangeIndex(len(X)) if index is None else index

@@ -265,7 +265,7 @@ class DataShifts(Estimator):
             ("target", target, weights_target),
         ):
             frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
-            x = spec.exog(frame)[0][:, columns]
+            x = spec.exog(frame, name=name)[0][:, columns]
             y = spec.endog(frame)
             if y is None:
                 raise ValueError(

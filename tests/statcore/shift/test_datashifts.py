@@ -230,6 +230,8 @@ def test_from_formula_equals_the_array_path():
     assert len(dropped.x_target) == 59 and dropped.x_target.shape[1] == 2
     with pytest.raises(ValueError, match="`target` lacks the response"):
         DataShifts.from_formula("y ~ x1 + x2", frames[0], frames[1].drop(columns="y"))
+    with pytest.raises(ValueError, match=r"`target` lacks what the formula 'y ~ x1 \+ x2' needs"):
+        DataShifts.from_formula("y ~ x1 + x2", frames[0], frames[1].drop(columns="x2"))
 
 
 def test_estimator_conventions_and_iteration_record():
