@@ -347,21 +347,6 @@ def _squarem(x, x1, x2, loglik):
     return x2, ll2
 
 
-def reissued(record):
-    """The same record made again with its warning: for a fit chosen among silent ones."""
-    return IterationRecord.from_run(
-        function=record.function,
-        n_iter=record.n_iter,
-        maxiter=record.maxiter,
-        tol=record.tol,
-        criterion=record.criterion,
-        last_value=record.last_value,
-        met=record.converged,
-        history=record.history,
-        remedy="raise `maxiter`, loosen `tol`, or start nearer the optimum (`start=`)",
-    )
-
-
 # --- the ECME step for the mixing parameters ----------------------------------------------------
 
 
@@ -466,7 +451,6 @@ __all__ = [
     "louis_information",
     "mixing_step",
     "numerical_hessian",
-    "reissued",
     "run_ecm",
     "scalar_estep",
     "scalar_loglik",

@@ -443,7 +443,7 @@ class QuantizedCompressedSensing(Estimator):
                     break
         path = pd.DataFrame(rows)
         # the chosen fit reports as a fit of its own; the others are in `path`
-        best["record"] = _ecm.reissued(best["record"])
+        best["record"].warn("raise `maxiter`, loosen `tol`, or start nearer the optimum (`start=`)")
         return best, path
 
     def _refit(self, fit, maxiter, tol, progress):

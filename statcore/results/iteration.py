@@ -147,11 +147,7 @@ class IterationRecord:
             last_value=last_value,
             history=pd.DataFrame() if history is None else history,
         )
-        if warn and not record.converged:
-            warnings.warn(
-                f"{record.message()}; {remedy}", ConvergenceWarning, stacklevel=_user_level()
-            )
-        return record
+        return record.warn(remedy) if warn else record
 
     @classmethod
     def combine(
@@ -198,6 +194,18 @@ class IterationRecord:
             warn=warn,
         )
 
+    def warn(self, remedy: str = "raise maxiter or loosen tol") -> IterationRecord:
+        """Warn ``ConvergenceWarning`` at the user's call unless converged; returns the record.
+
+        :meth:`from_run` calls it; call it directly for a record built with ``warn=False`` that
+        comes to report after all (the fit chosen among several silent ones).
+        """
+        if not self.converged:
+            warnings.warn(
+                f"{self.message()}; {remedy}", ConvergenceWarning, stacklevel=_user_level()
+            )
+        return self
+
     def message(self) -> str:
         """One line saying how the procedure stopped."""
         if self.converged:
@@ -208,26 +216,13 @@ class IterationRecord:
             value += f", tol = {self.tol:g}"
         return f"{self.function} {words} ({value})"
 
-    def as_row(self) -> dict:
-        """The record's scalars as one row (for ``glance``-style tables)."""
-        return {
-            "function": self.function,
-            "status": self.status,
-            "converged": self.converged,
-            "n_iter": self.n_iter,
-            "maxiter": self.maxiter,
-            "tol": self.tol,
-            "criterion": self.criterion,
-            "last_value": self.last_value,
-        }
-
     def __repr__(self) -> str:
         return f"<IterationRecord: {self.message()}>"
 
 
 def _user_level() -> int:
     """``warnings.warn``'s stacklevel for the innermost frame outside statcore and mlcore."""
-    frame, level = sys._getframe(2), 2  # level 1 is from_run, which calls warnings.warn
+    frame, level = sys._getframe(2), 2  # level 1 is IterationRecord.warn, which warns
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIRS):
         frame, level = frame.f_back, level + 1
     return level if frame is not None else 2

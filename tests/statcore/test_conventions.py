@@ -48,6 +48,15 @@ def test_non_finite_criterion_is_diverged():
     assert len(caught) == 1 and "lower the step" in str(caught[0].message)
 
 
+def test_a_silent_record_warns_later_at_the_users_call():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        record = _record(last_value=0.1, warn=False)
+    with pytest.warns(ConvergenceWarning, match="f reached maxiter=10") as caught:
+        assert record.warn("try again") is record
+    assert len(caught) == 1 and caught[0].filename == __file__
+
+
 def test_status_must_be_known_and_history_a_frame():
     with pytest.raises(ValueError, match="`status` must be one of"):
         IterationRecord(function="f", status="done", n_iter=1, maxiter=1, tol=1.0, criterion="c")
