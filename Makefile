@@ -17,10 +17,11 @@ $(STAMP): setup.cfg pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $@
 
+# Two workers on CI's two cores, one BLAS/OpenMP thread each (more threads only oversubscribe).
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	MPLBACKEND=Agg $(BIN)/python -m pytest
+	MPLBACKEND=Agg OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile
 
 demo: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m statcore._vignettes vignettes build/vignettes

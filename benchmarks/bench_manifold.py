@@ -6,9 +6,11 @@ distance covariance permutation test does the comparable resampling job on the s
 (flat tangent coordinates) at the same replicate count.
 
 Cases with a scalar X (statcore's O(n m) per multiplier route) and with X of p = 3 columns
-(tiles of K against the multipliers, O(n^2) per multiplier but never an n x n matrix); peak
-memory at n = 10,000 for both sides and at n = 20,000 for statcore alone, where the dense
-baseline would hold several 3.2 GB matrices.
+(one pass over the triangle of distances for the row sums and the statistic, then float32
+panels of the triangle of K multiplied into the multipliers by single-precision BLAS: about
+half the multiply-adds of the dense GEMM at twice its rate, O(n^2) per multiplier but never an
+n x n matrix); peak memory at n = 10,000 for both sides and at n = 20,000 for statcore alone,
+where the dense baseline would hold several 3.2 GB matrices.
 """
 
 import dcor

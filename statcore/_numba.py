@@ -18,6 +18,7 @@ import time
 import warnings
 
 import numba
+import numpy as np
 from numba.core import event
 
 #: The line printed once per process, before the first statcore kernel compiles.
@@ -75,6 +76,9 @@ def _warm_quantreg(rng):
     y = X @ [1.0, -0.5] + rng.normal(size=40)
     for method in ("fn", "conquer"):
         QuantReg(y, X, q=[0.25, 0.5]).fit(method=method)
+    # the preprocessing kernels run only once the pilot subsample is under a quarter of the rows
+    X = rng.normal(size=(400, 2))
+    QuantReg(X @ [1.0, -0.5] + rng.normal(size=400), X).fit(method="pfn", cov_type="nid")
 
 
 def _warm_quantized(rng):
@@ -95,6 +99,8 @@ def _warm_manifold(rng):
     sphere = Sphere(2)
     Y, X = simulate.draw("sphere", "mean_shift", 30, random_state=rng)
     mmdd_test(Y, X, sphere, n_resamples=19, random_state=rng)
+    # several X columns take the panel kernels, not the scalar-X route
+    mmdd_test(Y, np.column_stack([X, X**2]), sphere, n_resamples=19, random_state=rng)
     frechet_mean(Y, sphere)
 
 

@@ -1,7 +1,7 @@
 """The documentation site (``make docs``): it builds, and what it shows is whole.
 
-The site is built once per module, from the vignette notebooks that tests/test_vignettes.py
-executes (once per session, shared), so the vignettes are not run a second time.
+The repository's vignettes are executed once per module (they take minutes), checked, and the
+site is built from the executed notebooks, so the vignettes are not run a second time.
 """
 
 import importlib.util
@@ -15,10 +15,11 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from test_vignettes import REPO_VIGNETTES, run_repository_vignettes
+from test_vignettes import REPO_VIGNETTES
 
 import mlcore
 import statcore
+from statcore._vignettes import build_vignettes
 
 REPO = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("docs_build", REPO / "docs" / "build.py")
@@ -66,6 +67,28 @@ class _Page(HTMLParser):
             self.prose.append(data)
         if any(value for _, _, value in self._stack):
             self.values[-1] += data
+
+
+_REPOSITORY_RUN = {}
+
+
+def run_repository_vignettes(tmp_path_factory):
+    """``(out_dir, results)`` of executing the repository's vignettes, once per test session
+    (a plain cache shared by the site fixture and the test that checks every vignette ran)."""
+    if "run" not in _REPOSITORY_RUN:
+        out = tmp_path_factory.mktemp("repository_vignettes")
+        _REPOSITORY_RUN["run"] = out, build_vignettes(REPO_VIGNETTES, out)
+    return _REPOSITORY_RUN["run"]
+
+
+def test_repository_vignettes_all_execute(tmp_path_factory):
+    sources = sorted(REPO_VIGNETTES.glob("*.py"))
+    assert sources, f"no vignettes found in {REPO_VIGNETTES}"
+    _, results = run_repository_vignettes(tmp_path_factory)
+    assert [result.name for result in results] == [source.stem for source in sources]
+    assert all(result.html.with_suffix(".ipynb").exists() for result in results)
+    failures = {result.name: result.traceback for result in results if not result.ok}
+    assert not failures, "\n\n".join(f"{name}:\n{tb}" for name, tb in failures.items())
 
 
 @pytest.fixture(scope="module")

@@ -492,6 +492,18 @@ def case_forest_flow():
     return {"data": data}, call
 
 
+@case("statcore.network.ForestDiffusion")
+def case_forest_diffusion():
+    from statcore.network import ForestDiffusion
+
+    data = pd.DataFrame(_rng(6).standard_normal((30, 2)), columns=["a", "b"], index=_index(30))
+
+    def call(data):
+        ForestDiffusion(data).fit(n_t=3, duplicate_K=2, n_estimators=3).sample(5, random_state=0)
+
+    return {"data": data}, call
+
+
 @case("statcore.network.simulate.sample_latent_graph")
 def case_sample_latent_graph():
     from statcore.network.simulate import sample_latent_graph

@@ -36,8 +36,10 @@ def test_readme_quick_start_runs_and_agrees_with_statsmodels(capsys):
 
 def method_table():
     text = (ROOT / "README.md").read_text()
-    rows = re.findall(r"^\| (.+?) \| `([^`]+)`.*? \| (planned|available) \|$", text, flags=re.M)
-    return pd.DataFrame(rows, columns=["paper", "module", "status"])
+    rows = re.findall(
+        r"^\| (.+?) \| `([^`]+)`.*? \| (planned|available) \| (.+?) \|$", text, flags=re.M
+    )
+    return pd.DataFrame(rows, columns=["paper", "module", "status", "fidelity"])
 
 
 def test_method_table_lists_every_seed_paper():
@@ -60,3 +62,18 @@ def test_citation_cff_is_valid_and_covers_available_methods():
     notes = " ".join(ref.get("notes", "") for ref in cff["references"])
     for row in method_table().query("status == 'available'").itertuples():
         assert row.module in notes, f"CITATION.cff has no reference for {row.module}"
+
+
+def test_every_available_method_states_its_fidelity_where_the_docstring_says_it():
+    available = method_table().query("status == 'available'")
+    assert len(available) >= 10
+    for row in available.itertuples():
+        assert row.fidelity.startswith(("paper", "reconstruction")), row.paper
+        target = re.search(r"\]\(([^)]+\.py)\)", row.fidelity)
+        assert target, f"{row.paper}: the fidelity cell links no docstring"
+        source = (ROOT / target.group(1)).read_text()
+        label = re.match(r"(paper|reconstruction)", row.fidelity).group(1)
+        # "Fidelity: paper, ..." in Notes, or a "Fidelity" heading followed by the label
+        assert re.search(r"Fidelity\W+" + label, source, flags=re.I), (
+            f"{target.group(1)} has no Fidelity paragraph stating '{label}' as the README does"
+        )

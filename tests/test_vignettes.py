@@ -1,9 +1,9 @@
-"""The vignette harness (``make demo``), and the repository's own vignettes.
+"""The vignette harness (``make demo``).
 
 Each executed vignette starts a kernel (about a second), so the hand-written vignettes are
-built once per module and shared by the tests. The repository's vignettes take minutes: they
-run once per test session (:func:`repository_vignettes`), and tests/test_docs.py builds the
-site from the same executed notebooks.
+built once per module and shared by the tests. The repository's own vignettes take minutes:
+tests/test_docs.py runs them once and builds the site from the executed notebooks (one file,
+so that ``pytest -n 2 --dist loadfile`` keeps them on one worker).
 """
 
 import os
@@ -139,28 +139,3 @@ def test_command_line_exits_non_zero_when_a_vignette_fails(tmp_path):
 def test_no_vignettes_is_an_error(tmp_path, capsys):
     assert main([str(tmp_path), str(tmp_path / "out")]) == 2
     assert "no vignettes" in capsys.readouterr().err
-
-
-_REPOSITORY_RUN = {}
-
-
-def run_repository_vignettes(tmp_path_factory):
-    """``(out_dir, results)`` of executing the repository's vignettes, once per test session.
-
-    A plain cache rather than a session fixture: a fixture imported into another test module is
-    a second fixture there, and would run the vignettes a second time.
-    """
-    if "run" not in _REPOSITORY_RUN:
-        out = tmp_path_factory.mktemp("repository_vignettes")
-        _REPOSITORY_RUN["run"] = out, build_vignettes(REPO_VIGNETTES, out)
-    return _REPOSITORY_RUN["run"]
-
-
-def test_repository_vignettes_all_execute(tmp_path_factory):
-    sources = sorted(REPO_VIGNETTES.glob("*.py"))
-    assert sources, f"no vignettes found in {REPO_VIGNETTES}"
-    _, results = run_repository_vignettes(tmp_path_factory)
-    assert [result.name for result in results] == [source.stem for source in sources]
-    assert all(result.html.with_suffix(".ipynb").exists() for result in results)
-    failures = {result.name: result.traceback for result in results if not result.ok}
-    assert not failures, "\n\n".join(f"{name}:\n{tb}" for name, tb in failures.items())

@@ -90,6 +90,58 @@ ax.legend(frameon=False)
 plt.show()
 
 # %% [markdown]
+# ## Does estimating the Fréchet mean matter?
+#
+# The bootstrap treats the estimated Fréchet mean as if it were the true one. In a curved
+# space the estimate moves each tangent vector `Log_mu(Y_i)` by a term that depends on `Y_i`,
+# so the question is empirical. Below, each data set of the heteroscedastic null (n = 30) is
+# tested twice with the same multipliers: at the estimated mean (the default) and at the true
+# mean `mu0` (`base_point=`, an oracle). 200 replicates per manifold (Monte Carlo sd of a rate
+# near 0.05: 0.015); "discordant" counts the data sets where the two decisions differ.
+
+# %%
+rows = []
+for name in simulate.MANIFOLDS:
+    rng = np.random.default_rng([6, len(name)])
+    space, mu0 = simulate.make_manifold(name), simulate.centre(name)
+    decisions = []
+    for _ in range(200):
+        Yr, Xr = simulate.draw(name, "heteroscedastic", 30, random_state=rng)
+        seed = int(rng.integers(2**31))
+        decisions.append(
+            [
+                mmdd_test(Yr, Xr, space, n_resamples=99, random_state=seed).pvalue <= 0.05,
+                mmdd_test(Yr, Xr, space, n_resamples=99, base_point=mu0, random_state=seed).pvalue
+                <= 0.05,
+            ]
+        )
+    d = np.array(decisions)
+    rows.append((name, d[:, 0].mean(), d[:, 1].mean(), int(np.sum(d[:, 0] != d[:, 1]))))
+for name, est, orc, disc in rows:
+    print(f"{name:10s}  estimated mean {est:.3f}   true mean {orc:.3f}   discordant {disc}")
+
+# %% [markdown]
+# The full simulation (fixed seeds; R = 1000 data sets per cell, B = 199; the design's tangent
+# spread `0.1 + 0.5 |X|` times a factor; MC sd of each rate 0.007) gave these rejection rates
+# at level 0.05, estimated mean / true mean:
+#
+# | manifold | spread | n = 30 | n = 50 | n = 100 |
+# |:---|---:|:---:|:---:|:---:|
+# | sphere S² | ×1 | 0.065 / 0.064 | 0.068 / 0.064 | 0.060 / 0.060 |
+# | sphere S² | ×2 | 0.045 / 0.044 | 0.047 / 0.046 | 0.055 / 0.054 |
+# | SPD(2), affine | ×1 | 0.057 / 0.057 | 0.052 / 0.052 | 0.045 / 0.045 |
+# | SPD(2), affine | ×2 | 0.063 / 0.063 | 0.049 / 0.049 | 0.048 / 0.049 |
+# | hyperbolic H² | ×1 | 0.058 / 0.059 | 0.050 / 0.048 | 0.060 / 0.061 |
+# | hyperbolic H² | ×2 | 0.050 / 0.050 | 0.048 / 0.049 | 0.062 / 0.067 |
+#
+# The two columns never differ by more than 0.005, below the Monte Carlo error. Stress
+# designs (R = 500: four times the spread on SPD and H², skewed mean-zero noise on all three)
+# moved the rates by at most 0.014 (H², spread ×4, skewed, n = 100: 0.038 / 0.052), in the
+# direction curvature predicts: the statistic comes out slightly larger on the sphere and
+# smaller on the negatively curved spaces. So `mmdd_test` applies no correction for the
+# estimated mean; `base_point=` tests at a known point instead.
+
+# %% [markdown]
 # ## Real SPD data: brain connectomes and schizophrenia
 #
 # The MLSP 2014 schizophrenia challenge data, shipped as `statcore.datasets.load("connectomes")`

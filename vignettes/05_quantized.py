@@ -116,6 +116,44 @@ ax = t4.plot("history")
 print(np.diff(t4.history).min())
 
 # %% [markdown]
+# ## Every family, its mixing parameters free
+#
+# Each ECM iteration updates the mixing law from three E-step averages, of `1/W`, `W` and
+# `log W`, with no search over the likelihood: the NIG's `alpha_bar` in closed form, the t's
+# `nu` and the VG's `lam` from one monotone scalar equation, the GH's `(lam, alpha_bar)` by a
+# concave Newton solve, each with the scale of `W` folded into `sigma` and `gamma`
+# (parameter expansion). All six families on the 4-bit cells:
+
+# %%
+import time
+
+family_rows = []
+for family in ("gaussian", "t", "skew_t", "nig", "vg", "gh"):
+    start = time.perf_counter()
+    res = QuantizedNVMM.from_codes(codes, q, family=family).fit(cov_type=None)
+    mixing = res.params.drop(["mu", "sigma", "gamma"], errors="ignore")
+    family_rows.append(
+        {
+            "family": family,
+            "llf": res.llf,
+            "aic": res.aic,
+            "gamma": res.gamma,
+            "mixing": ", ".join(f"{k} = {v:.3g}" for k, v in mixing.items()),
+            "iterations": res.n_iter,
+            "converged": res.converged,
+            "seconds": round(time.perf_counter() - start, 2),
+        }
+    )
+pd.DataFrame(family_rows).set_index("family").round(3)
+
+# %% [markdown]
+# The four skewed families all find a negative skew (`gamma` about -0.5 to -0.65) and gain
+# about 17 log-likelihood units over the t; AIC prefers the VG. The NIG's `alpha_bar` and the
+# VG's `lam` agree because both set the variance of `W` (`1 / alpha_bar`, `1 / lam`) to the
+# data's kurtosis. The GH nests the VG (`alpha_bar -> 0` with `lam > 0`) and runs to that
+# boundary, reaching the VG's log-likelihood with one parameter more.
+
+# %% [markdown]
 # ## A structured task: regression on a quantized response
 #
 # Food expenditure as a 3-bit reading (cells of 150 Belgian francs around 600), regressed on

@@ -5,10 +5,11 @@
 # logistic latent space model with degree heterogeneity,
 # $P_{ij} = \sigma(z_i^\top z_j + \alpha_i + \alpha_j + \rho)$. Stage 2 builds a
 # distribution-free generator over the fitted node parameters $(z_i, \alpha_i)$: SyNG-R
-# resamples them jointly (a bootstrap of nodes), SyNG-D fits a tree-based generative model to
-# them (here ForestFlow, flow matching with gradient-boosted trees), and a Gaussian-kernel
-# smoothed bootstrap is a cheap smooth alternative. New graphs draw node parameters, then
-# independent edges.
+# resamples them jointly (a bootstrap of nodes), SyNG-D fits a tree-based score diffusion to
+# them (ForestDiffusion's variance-preserving SDE with gradient-boosted trees, as the authors
+# run it; `generator="flow"` is its flow-matching variant), and a Gaussian-kernel smoothed
+# bootstrap is a cheap smooth alternative. New graphs draw node parameters, then independent
+# edges.
 #
 # Here: the YouTube friendship subgraph the paper uses (1,991 users, 51,756 ties).
 
@@ -64,14 +65,16 @@ synthetic_kde = syng_kde.sample(n_graphs=5, random_state=2)
 print([g.number_of_edges() for g in synthetic_r], "observed:", youtube.number_of_edges())
 
 # %% [markdown]
-# SyNG-D learns the velocity field of a flow from Gaussian noise to the node parameters, one
-# gradient-boosted tree ensemble per noise level and coordinate, and draws new nodes by
-# integrating it from fresh noise. The authors' settings (50 levels, 100 noise copies of each
-# node, 100 trees) take minutes at this size; 20 levels and 20 copies keep it to seconds.
+# SyNG-D diffuses the node parameters towards Gaussian noise along a variance-preserving SDE
+# and learns, at each of 50 noise levels and for each coordinate, a gradient-boosted tree
+# ensemble that predicts the added noise (the score, up to scale); new nodes come from running
+# the reverse-time SDE from fresh noise. The authors' settings (100 noise copies of each node,
+# 100 trees) take minutes at this size; 5 copies and 20 trees keep it to about a minute. The
+# sampler's Euler-Maruyama steps need the 50 levels: at 10 they visibly widen the distribution.
 
 # %%
 syng_d = SyNGLER(youtube, dim=2, generator="diffusion").fit(
-    diffusion_options={"n_t": 20, "duplicate_K": 20, "n_estimators": 50}, random_state=0
+    diffusion_options={"n_t": 50, "duplicate_K": 5, "n_estimators": 20}, random_state=0
 )
 synthetic_d = syng_d.sample(n_graphs=5, random_state=4)
 print(f"generator fit: {syng_d.diffusion.wall_time_s:.1f} s")
@@ -119,11 +122,13 @@ plt.show()
 # the DC-SBM, which keep the observed degrees in expectation, are hard to beat. The smoothed
 # bootstrap does badly here: the fitted intercepts are skewed with a long tail, and a
 # Gaussian kernel with Silverman's bandwidth blurs the rare high-degree nodes into many. SyNG-D
-# follows the shape of the intercepts' distribution (the histogram above) and lands close to
-# SyNG-R on triangles and transitivity; a slightly wider upper tail of generated intercepts
-# shows up as a few percent more edges, since the edge probability is convex in
-# $\alpha$. More noise levels and copies tighten it, at proportional cost. SyNG-R, which needs no
-# fit at all, remains the default.
+# follows the shape of the intercepts' distribution (the histogram above; measured 1%, 50% and
+# 99% quantiles -6.8, 0.3, 4.5 against the fitted -6.6, 0.4, 4.3) and keeps the degree
+# distribution (degree KS about 0.05, Erdős–Rényi's 0.47). Its slightly wider upper tail of
+# intercepts shows up as more edges, since the edge probability is convex in $\alpha$: about
+# 9% more at these light settings, 4% with 10 copies and 50 trees (measured over 5 graphs),
+# while the mean of SyNG-R's stays within 3% (2.4% for the five above). More copies and trees
+# tighten it, at proportional cost. SyNG-R, which needs no fit at all, remains the default.
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 4))

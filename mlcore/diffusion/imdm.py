@@ -1,4 +1,12 @@
-"""IMDM: masked diffusion with a stochastic, infinite-state mask (MDLM as the special case)."""
+"""IMDM: masked diffusion with a stochastic, infinite-state mask (MDLM as the special case).
+
+Fidelity: paper, from the authors' code (Ugness/IMDM: ``models/dit.py::EmbeddingLayer``, the
+ELBO in ``algo.py``, the ``_compute_posterior`` sampler, IM-SDTT / IM-ReDi distillation); the
+paper's body was not read. The MDLM SUBS loss, the zero-initialised noise MLP and the three-way
+posterior (unmask / keep the noise / redraw it) follow that code. Not reproduced: the OWT / LM1B
+experiments (checkpoints and data need the network); the synthetic task in ``synthetic.py`` is a
+CPU stand-in.
+"""
 
 from __future__ import annotations
 

@@ -255,6 +255,15 @@ class HIPERotaryEmbedding(RotaryEmbedding):
     scale : Tensor (buffer)
         (n_heads, head_dim) channel scales, ``mean(scale**2) == 1``.
 
+    Notes
+    -----
+    Fidelity: paper, from the authors' code (AIogry/relative_PE,
+    ``OLMo/olmo/model.py::ScaledRotaryEmbedding``); the paper's body was not read. The
+    frequencies, the per-head gains :math:`\omega_d\, g(\sigma_h \omega_d)` with the three
+    decays, the half-split pairing and the ``mean(s^2) = 1`` rescaling follow that code;
+    ``pairing="interleaved"`` is an addition. The paper's experiments (OLMo-60M on C4) are not
+    reproduced: `TinyTransformer` and ``simulate.py`` are a CPU stand-in.
+
     References
     ----------
     Zhou, S. and Chen, G. The hippocampal place field gradient: a bio-inspired framework

@@ -203,6 +203,16 @@ def sparsessm_prune(
         a bad structure, a mixer whose parameters hold NaN or infinite entries, or calibration
         statistics that overflow: saliencies that are not numbers rank nothing.
 
+    Notes
+    -----
+    Fidelity: paper, from the authors' code (CFinTech/SparseSSM: ``prune/sparsessm_dev.py``,
+    ``prune/structure_ts.py``); the paper's body was not read. The diagonal-Hessian saliency
+    :math:`\bar A_t^2\, E[h_{t-1}^2]`, the time weights (``power`` by default), the
+    ``A_log``-to-zero masking and the row/column structured variant follow that code; the N:M
+    variant is this package's (the authors' ``sparsessm_semi.py`` was not read). The calibration
+    set and checkpoints (WikiText-2, state-spaces Mamba) are replaced by `mlcore.nn.MambaBlock`
+    and synthetic inputs in the tests.
+
     References
     ----------
     Tuo, K. and Wang, H. (2025). SparseSSM: efficient selective structured state space models

@@ -115,9 +115,13 @@ class CONGA(LRScheduler):
     -----
     With ``lower=eta_min / base``, ``upper=1.0`` and ``schedule="steps"`` the schedule is
     exactly ``CosineAnnealingLR(T_max=total_steps, eta_min=eta_min)`` for ``t <= T``.
-    The paper's text was not available (abstract only): the bound and progress formulas are
-    a reconstruction from the abstract with the established ingredients it names (EATA's
-    confidence margin, gradient signal-to-noise ratio, cosine decay).
+
+    Fidelity: reconstruction. Only the abstract was available (no body, no code), so these
+    steps are this package's reconstruction from the ingredients the abstract names: the
+    exploration interval ``[lower, upper] x`` base LR; the confidence signal (EATA's entropy
+    margin) and the gradient signal (gradient signal-to-noise ratio) and how they combine into
+    the bound; the progress variable and the cosine decay over it; all defaults. Tent, the host
+    method, follows its paper.
 
     References
     ----------

@@ -19,6 +19,9 @@ from statcore._numba import njit
 #: Longest stretch of one row the general kernels form at a time (their scratch arrays).
 _CHUNK = 1024
 
+#: Fixed number of partial results of the triangle sums (enough to keep 16 threads busy).
+_SUM_CHUNKS = 16
+
 
 @njit(nogil=True)
 def _coordinate_row(AT, k, c0, cols, squared):
@@ -56,49 +59,47 @@ def _product_row(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, k, c0, o
 
 
 @njit(parallel=True, nogil=True)
-def dist_row_sums(XT):
-    """``a_k. = sum_l |X_k - X_l|`` for every point, from ``XT`` (p, n)."""
-    n = XT.shape[1]
-    out = np.zeros(n)
-    for k in prange(n):
-        acc = 0.0
-        for c0 in range(0, n, _CHUNK):
-            sq = _coordinate_row(XT, k, c0, min(_CHUNK, n - c0), True)
-            for l in range(sq.shape[0]):
-                sq[l] = np.sqrt(sq[l])
-            acc += sq.sum()
-        out[k] = acc
-    return out
+def dist_matmul(XT, ZT):
+    """``A Z`` with ``A_kl = |X_k - X_l|``, from ``XT`` (p, n) and ``ZT = Z'`` (r, n): one pass
+    over the upper triangle of the distances for all ``r`` columns (a column of ones gives the
+    row sums).
 
-
-@njit(parallel=True, nogil=True)
-def centred_product_sum(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag):
-    """``sum_kl c(a)_kl c(b)_kl`` from the upper triangle (the matrix is symmetric).
-
-    Row ``k`` visits ``l >= k`` only; the rows are dealt round-robin to a fixed number of
-    chunks, so the work is balanced and the partial sums, added in chunk order, do not depend
-    on the number of threads.
+    Each distance ``a_kl``, ``l > k``, adds ``a_kl z_l`` to row ``k`` and ``a_kl z_k`` to row
+    ``l``; the rows are dealt round-robin to a fixed number of chunks, each with its own partial
+    result, added in chunk order: balanced work, and sums that do not depend on the number of
+    threads.
     """
     n = XT.shape[1]
-    chunks = min(n, 64)
-    partial = np.zeros(chunks)
+    r = ZT.shape[0]
+    chunks = min(n, _SUM_CHUNKS)
+    partial = np.zeros((chunks, r, n))
     for ch in prange(chunks):
-        row = np.empty(_CHUNK)
-        # elementwise accumulation vectorises; one reduction at the end
-        acc = np.zeros(_CHUNK)
-        diag = 0.0
-        for k in range(ch, n, chunks):
-            for c0 in range(k, n, _CHUNK):
+        # elementwise accumulation vectorises; one reduction per row and column at the end
+        acc = np.zeros((r, _CHUNK))
+        part = partial[ch]
+        for k in range(ch, n - 1, chunks):
+            width = min(_CHUNK, n - k - 1)
+            for j in range(r):
+                acc[j, :width] = 0.0
+            for c0 in range(k + 1, n, _CHUNK):
                 cols = min(_CHUNK, n - c0)
-                _product_row(
-                    XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, k, c0, row[:cols]
-                )
+                d = _coordinate_row(XT, k, c0, cols, True)
                 for l in range(cols):
-                    acc[l] += row[l]
-                if c0 == k:
-                    diag += row[0]
-        partial[ch] = 2.0 * acc.sum() - diag
-    return partial.sum()
+                    d[l] = np.sqrt(d[l])
+                for j in range(r):
+                    z = ZT[j, c0 : c0 + cols]
+                    a = acc[j]
+                    back = part[j, c0 : c0 + cols]
+                    zk = ZT[j, k]
+                    for l in range(cols):
+                        a[l] += d[l] * z[l]
+                        back[l] += d[l] * zk
+            for j in range(r):
+                part[j, k] += acc[j, :width].sum()
+    out = np.zeros((n, r))
+    for ch in range(chunks):
+        out += partial[ch].T
+    return out
 
 
 @njit(parallel=True, nogil=True)
@@ -122,6 +123,29 @@ def centred_product_block(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag,
                 c0 + s0,
                 out[i, s0 : min(cols, s0 + _CHUNK)],
             )
+    return out
+
+
+@njit(parallel=True, nogil=True)
+def centred_product_panel(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, r0, out):
+    """The rows ``r0 .. r0 + rows - 1`` of the upper triangle of ``K_kl = c(a)_kl c(b)_kl``,
+    columns ``r0 .. n - 1``, into ``out`` (rows, n - r0; float32): zero left of the
+    diagonal, half the diagonal on it, so ``e' K e = 2 sum_panels e_rows' (out e_cols)``.
+    Entries are formed in double precision and rounded once."""
+    rows = out.shape[0]
+    n = XT.shape[1]
+    for i in prange(rows):
+        k = r0 + i
+        row = np.empty(_CHUNK)
+        for j in range(i):
+            out[i, j] = 0.0
+        for s0 in range(k, n, _CHUNK):
+            cols = min(_CHUNK, n - s0)
+            _product_row(XT, VT, a_row, a_tot, b_row, b_tot, c1, c2, keep_diag, k, s0, row[:cols])
+            if s0 == k:
+                row[0] *= 0.5
+            for l in range(cols):
+                out[i, s0 - r0 + l] = row[l]
     return out
 
 
@@ -220,10 +244,10 @@ def sorted_quadratic_forms(x, order, V, r, s, d, c1, c2, a_tot, b_tot, E, width)
 
 
 @njit(nogil=True)
-def signs_from_bits(raw, size):
-    """``+-1`` from bit 31, then bit 63, of each word of ``raw`` (uint64): ``size`` signs
-    (memory-bound: one thread does it)."""
-    out = np.empty(size)
+def signs_from_bits(raw, out):
+    """``+-1`` from bit 31, then bit 63, of each word of ``raw`` (uint64), into the flat
+    ``out`` (float64 or float32; memory-bound: one thread does it)."""
+    size = out.shape[0]
     for i in range(raw.shape[0]):
         word = raw[i]
         out[2 * i] = 2.0 * ((word >> 31) & 1) - 1.0

@@ -8,12 +8,19 @@ reconstruction. ICML 2026.
 
 from statcore.network import simulate
 from statcore.network.baselines import baseline_graphs
-from statcore.network.diffusion import ForestFlow, ForestFlowResults
+from statcore.network.diffusion import (
+    ForestDiffusion,
+    ForestDiffusionResults,
+    ForestFlow,
+    ForestFlowResults,
+)
 from statcore.network.latent import LatentSpaceModel, LatentSpaceResults
 from statcore.network.metrics import NetworkComparison, compare_networks, network_statistics
 from statcore.network.syngler import SyNGLER, SynglerResults
 
 __all__ = [
+    "ForestDiffusion",
+    "ForestDiffusionResults",
     "ForestFlow",
     "ForestFlowResults",
     "LatentSpaceModel",

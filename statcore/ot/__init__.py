@@ -3,7 +3,8 @@
 ``sinkhorn`` solves a problem given its cost matrix; ``sinkhorn_points`` and
 ``sinkhorn_divergence`` work on two point clouds with costs recomputed inside numba kernels, in
 O(n + m) memory. All iterate to a tolerance on the plan's marginals, with epsilon-scaling, and
-report how they stopped in one iteration record (``result.iterations``).
+report how they stopped in one iteration record (``result.iterations``). The solver layer
+other areas build on is public in :mod:`statcore.ot.solver` and :mod:`statcore.ot.costs`.
 
 References
 ----------

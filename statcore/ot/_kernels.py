@@ -151,6 +151,31 @@ def _exp_shifted(values, top, out, powers):
 
 
 @njit
+def _exp_shifted_coarse(values, top, out, powers):
+    """:func:`_exp_shifted` with a degree-7 polynomial: relative error below 1e-8, under the
+    rounding of a float32 kernel (6e-8), at about half the arithmetic."""
+    m = values.shape[0]
+    for j in range(m):
+        t = max(values[j] - top, _LOW)
+        k = math.floor(t * _LOG2E + 0.5)
+        r = (t - k * _LN2_HI) - k * _LN2_LO
+        p = _C7 * r + _C6
+        p = p * r + _C5
+        p = p * r + _C4
+        p = p * r + _C3
+        p = p * r + _C2
+        p = p * r + 1.0
+        out[j] = p * r + 1.0
+        powers[j] = np.int64(k) << 52
+    bits = out.view(np.int64)
+    for j in range(m):
+        bits[j] += powers[j]
+    for j in range(m):
+        if values[j] - top <= _LOW:
+            out[j] = 0.0
+
+
+@njit
 def _max(v):
     # four running maxima break the dependency chain; the maximum does not depend on order
     m = v.shape[0]
@@ -362,3 +387,136 @@ def plan_dense(cost, aux, use_aux, fa, gb, eps, out, cols):
         out[i, 0], out[i, 1], out[i, 2] = _plan_row(
             buf, aux_row, use_aux, fa[i], gb, eps, values, weights, powers, cols, empty, False
         )
+
+
+@njit
+def _kernel_rows(cost, h, eps, kernel, out, start, stop, coarse):
+    m = cost.shape[1]
+    buf, weights, powers = np.empty(m), np.empty(m), np.empty(m, np.int64)
+    inv_eps = 1.0 / eps
+    for i in range(start, stop):
+        for j in range(m):
+            buf[j] = (h[j] - cost[i, j]) * inv_eps
+        top = _max(buf)
+        if top == -np.inf:
+            out[i] = np.inf
+            kernel[i, :] = 0.0
+            continue
+        if coarse:
+            _exp_shifted_coarse(buf, top, weights, powers)
+        else:
+            _exp_shifted(buf, top, weights, powers)
+        total = _sum(weights)
+        out[i] = -eps * (top + math.log(total))
+        inv = 1.0 / total
+        for j in range(m):
+            kernel[i, j] = weights[j] * inv
+    return out
+
+
+@njit(parallel=True)
+def stabilised_kernel(cost, h, eps, kernel, out, coarse):
+    """``out_i = -eps log sum_j exp((h_j - C_ij) / eps)`` and the kernel referenced to it,
+    ``kernel_ij = exp((out_i + h_j - C_ij) / eps)`` (each row sums to 1; float32 or float64).
+
+    ``coarse``: exponentials to 1e-8 (:func:`_exp_shifted_coarse`), for a float32 kernel,
+    whose own rounding is larger; ``out`` then carries a relative error of about 1e-8 too."""
+    n = cost.shape[0]
+    for block in prange((n + ROW_BLOCK - 1) // ROW_BLOCK):
+        start = block * ROW_BLOCK
+        _kernel_rows(cost, h, eps, kernel, out, start, min(n, start + ROW_BLOCK), coarse)
+
+
+@njit(fastmath=True)
+def _product_rows(kernel, scale, out, start, stop):
+    m = kernel.shape[1]
+    for i in range(start, stop):
+        acc = 0.0
+        for j in range(m):
+            acc += np.float64(kernel[i, j]) * np.float64(scale[j])
+        out[i] = acc
+
+
+@njit(parallel=True)
+def kernel_product(kernel, scale, out):
+    """``out = kernel @ scale`` summed in float64 (the kernel may be float32), rows spread over
+    threads; each row's sum runs in one fixed order, whatever the number of threads.
+
+    ``fastmath`` lets LLVM vectorise the sum (it reassociates it at compile time only)."""
+    n = kernel.shape[0]
+    for block in prange((n + ROW_BLOCK - 1) // ROW_BLOCK):
+        start = block * ROW_BLOCK
+        _product_rows(kernel, scale, out, start, min(n, start + ROW_BLOCK))
+
+
+@njit(parallel=True)
+def gradient_factor(x, y, gx, gy, fa, gb, eps, code, out):
+    """Directional derivatives of the loss along the transport directions, pair by pair.
+
+    With ``u_ij = (x_i - y_j) / |x_i - y_j|`` and ``dir_ij = max(|gx_i . u_ij|, |gy_j . u_ij|)``
+    (a side without gradients passes zeros), ``out[i] = (max_j dir_ij, sum_j P_ij dir_ij^2,
+    sum_j P_ij)`` for the plan ``P_ij = exp((fa_i + gb_j - C_ij) / eps)`` of the cost ``code``
+    (0: Euclidean, 1: squared Euclidean). Coincident points have no direction and are skipped.
+    """
+    n, m, d = x.shape[0], y.shape[0], x.shape[1]
+    for i in prange(n):
+        top, second, mass = 0.0, 0.0, 0.0
+        for j in range(m):
+            dist2 = 0.0
+            for k in range(d):
+                diff = x[i, k] - y[j, k]
+                dist2 += diff * diff
+            dist = math.sqrt(dist2)
+            cost = dist if code == 0 else dist2
+            weight = math.exp((fa[i] + gb[j] - cost) / eps)
+            mass += weight
+            if dist == 0.0:
+                continue
+            dot_x, dot_y = 0.0, 0.0
+            for k in range(d):
+                diff = x[i, k] - y[j, k]
+                dot_x += gx[i, k] * diff
+                dot_y += gy[j, k] * diff
+            value = max(abs(dot_x), abs(dot_y)) / dist
+            top = max(top, value)
+            second += weight * value * value
+        out[i, 0], out[i, 1], out[i, 2] = top, second, mass
+
+
+#: columns one thread accumulates at a time in :func:`kernel_product_t`
+COL_BLOCK = 256
+
+
+@njit(fastmath=True)
+def _product_cols(kernel, scale, out, start, stop):
+    width = stop - start
+    acc = np.zeros(width)
+    for i in range(kernel.shape[0]):
+        s = np.float64(scale[i])
+        # a zero-based slice of the row: LLVM vectorises this loop, not the offset one (2x)
+        row = kernel[i, start:stop]
+        for j in range(width):
+            acc[j] += np.float64(row[j]) * s
+    out[start:stop] = acc
+
+
+@njit(parallel=True)
+def kernel_product_t(kernel, scale, out):
+    """``out = kernel.T @ scale`` without a transposed copy: blocks of columns spread over
+    threads, each summed over the rows in order (the same bits for any number of threads)."""
+    m = kernel.shape[1]
+    for block in prange((m + COL_BLOCK - 1) // COL_BLOCK):
+        start = block * COL_BLOCK
+        _product_cols(kernel, scale, out, start, min(m, start + COL_BLOCK))
+
+
+@njit(parallel=True)
+def pairwise_points_parallel(x, yt, code):
+    """:func:`pairwise_points` from the (d, m) transpose ``yt`` of ``y``, the rows spread over
+    threads (same bits: :func:`_row_costs` sums the coordinates in the same order, along
+    contiguous, vectorised loops)."""
+    n, m = x.shape[0], yt.shape[1]
+    out = np.empty((n, m))
+    for i in prange(n):
+        _row_costs(x, i, yt, code, out[i])
+    return out

@@ -82,15 +82,19 @@ def _check_options(epsilon, maxiter, tol, epsilon_scaling):
 
 
 def _schedule(start: float, epsilon: float, scaling, maxiter: int) -> list[float]:
-    """The annealing values ``start * s^k`` above ``epsilon`` (none without scaling).
+    """The annealing values ``epsilon / s^k``, k >= 1, from the largest at most ``start`` down
+    (none without scaling, or when ``start / epsilon < 1 / s``).
 
-    At most ``maxiter - 1`` of them, the last ones (closest to ``epsilon``), so that ``maxiter``
-    caps the iterations of a solve, annealing included, and leaves one at ``epsilon``.
+    Anchored at ``epsilon``, so that the last stage is a full factor above it (a stage just
+    above ``epsilon`` would cost a kernel rebuild and sweeps for almost no gain). At most
+    ``maxiter - 1`` of them, the last ones (closest to ``epsilon``), so that ``maxiter`` caps
+    the iterations of a solve, annealing included, and leaves one at ``epsilon``.
     """
     if scaling is None or start <= epsilon:
         return []
-    count = int(np.ceil(np.log(epsilon / start) / np.log(scaling)))
-    return [start * scaling**k for k in range(max(0, count - (maxiter - 1)), count)]
+    # the tiny margin keeps a ratio that is an exact power of 1/s from losing its stage
+    count = int(np.floor(np.log(start / epsilon) / -np.log(scaling) + 1e-9))
+    return [epsilon / scaling**k for k in range(min(count, maxiter - 1), 0, -1)]
 
 
 def _log(w: np.ndarray) -> np.ndarray:
@@ -98,21 +102,35 @@ def _log(w: np.ndarray) -> np.ndarray:
         return np.log(w)
 
 
-def solve_potentials(provider, a, b, epsilon, *, maxiter, tol, epsilon_scaling, init=None):
+def solve_potentials(
+    provider, a, b, epsilon, *, maxiter, tol, epsilon_scaling, init=None, stage_tol=None
+):
     """Log-domain Sinkhorn to an L1 marginal tolerance; the solver behind every entry point.
 
     Returns ``f, g, marginal_error, n_iter, converged``, where the columns of the plan of
     ``(f, g)`` are exact and ``marginal_error`` is the L1 error of its rows. ``init`` is a pair
-    of potentials to start from (the annealing phase is then skipped).
+    of potentials to start from (only ``g`` is used; the annealing phase is then skipped).
+
+    ``stage_tol``: None runs one sweep per annealing stage; a number iterates each stage until
+    its L1 row error is at most ``stage_tol``, the accuracy from which the next stage (at half
+    the ``epsilon``, a potential error of a fraction of it) starts in its fast, linear regime.
     """
     log_a, log_b = _log(a), _log(b)
     if init is None:
         g = np.zeros(provider.m)
         stages = _schedule(provider.max_cost(), epsilon, epsilon_scaling, maxiter)
+        n_iter = 0
         for eps in stages:
             f = provider.softmin_rows(g + eps * log_b, eps)
-            g = provider.softmin_cols(f + eps * log_a, eps)
-        n_iter = len(stages)
+            while True:
+                g = provider.softmin_cols(f + eps * log_a, eps)
+                n_iter += 1
+                if stage_tol is None or n_iter >= maxiter - 1:
+                    break
+                f_next = provider.softmin_rows(g + eps * log_b, eps)
+                error, f = _row_error(a, f_next, f, eps), f_next
+                if error <= stage_tol:
+                    break
     else:
         g = np.array(init[1], dtype=np.float64)
         n_iter = 0

@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from statcore.quantized import _ecm, _kernels
-from statcore.quantized.mixing import MIXING_BOUNDS
+from statcore.quantized.mixing import mixing_cm_step
 from statcore.quantized.quantizer import midpoint_impute
 
 #: Gauss-Legendre nodes per conditioning level of a d-dimensional box, and W nodes for boxes
@@ -153,21 +153,9 @@ class BoxCoordinates:
         return mu, L @ L.T, nu
 
 
-def nu_cm_step(c):
-    """CM step of the t's ``nu``: ``log(nu/2) + 1 - digamma(nu/2) + c = 0``, ``c = mean(E log U
-    - E U)``, on the bounds of ``nu`` (the nearer bound where it has no root)."""
-
-    def root(v):
-        return np.log(v / 2) + 1 - special.digamma(v / 2) + c
-
-    lo_b, hi_b = MIXING_BOUNDS["nu"]
-    if root(lo_b) * root(hi_b) < 0:
-        return optimize.brentq(root, lo_b, hi_b, xtol=1e-12)
-    return hi_b if root(hi_b) > 0 else lo_b
-
-
 def box_cm_step(moments, counts, mu, fix_mu, fix_nu, nu):
-    """CM steps for ``(mu, Sigma, nu)`` from the E-step ``moments`` of the distinct boxes."""
+    """CM steps for ``(mu, Sigma, nu)`` from the E-step ``moments`` of the distinct boxes (``nu``
+    by :func:`statcore.quantized.mixing.mixing_cm_step`)."""
     _, scal, ex_w, exx_w, _ = moments
     n = counts.sum()
     delta = counts @ scal[:, 0] / n
@@ -179,8 +167,9 @@ def box_cm_step(moments, counts, mu, fix_mu, fix_nu, nu):
     S = SS - np.outer(b, mu) - np.outer(mu, b) + delta * np.outer(mu, mu)
     S = 0.5 * (S + S.T)
     if not fix_nu:
-        # E log U = -E log W
-        nu = nu_cm_step(-xi - delta)
+        # Sigma is always free here, so the scale of W folds into it (the PX-EM step)
+        update, c = mixing_cm_step("t", {"nu": nu}, ["nu"], delta, np.nan, xi, expand=True)
+        nu, S = update["nu"], c * S
     return mu, S, nu
 
 

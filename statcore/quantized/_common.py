@@ -14,7 +14,7 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.quantized.mixing import MIXING_BOUNDS
+from statcore.quantized.mixing import MIXING_BOUNDS, mixing_bounds
 
 #: how the covariance of the estimates is obtained (``fit(cov_type=...)``)
 COV_TYPES = ("louis", "hessian", "bootstrap")
@@ -160,16 +160,6 @@ def fixed_note(fix):
 def is_log_scale(family, name):
     """Whether a parameter is positive, and so optimised on the log scale."""
     return name in ("sigma", "nu", "alpha_bar") or (family == "vg" and name == "lam")
-
-
-def mixing_bounds(family, name):
-    """Bounds of a mixing parameter on its natural scale, tightened where the family needs it."""
-    lo, hi = MIXING_BOUNDS[name]
-    if family == "vg" and name == "lam":
-        lo = 1e-3
-    if family == "skew_t" and name == "nu":
-        lo = 2.05  # E[W | cell] must be finite for the skew update
-    return lo, hi
 
 
 def free_vcov(sub, names, free):

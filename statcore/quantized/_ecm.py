@@ -1,4 +1,4 @@
-"""The ECM driver (plain or SQUAREM-accelerated), its ECME mixing step, scalar-cell E-steps,
+"""The ECM driver (plain or SQUAREM-accelerated), its mixing CM step, scalar-cell E-steps,
 Louis's information and the inference every quantized fit shares."""
 
 from __future__ import annotations
@@ -8,15 +8,18 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special
+from scipy import special
 
 from statcore._progress import progress as progress_bar
 from statcore.quantized import _kernels
-from statcore.quantized._common import free_vcov, is_log_scale, mixing_bounds
-from statcore.quantized.mixing import mixing_logpdf, mixing_nodes
+from statcore.quantized._common import free_vcov
+from statcore.quantized.mixing import MIXING_PARAMS, mixing_cm_step, mixing_logpdf, mixing_nodes
 from statcore.results import IterationRecord
 
 # --- exact cell probabilities and E-step moments for scalar cells ------------------------------
+
+#: cells x W nodes below which the E-step runs on one thread (about a millisecond of work)
+SERIAL_WORK = 200_000
 
 
 def log_ndtr_diff(a, b):
@@ -79,12 +82,21 @@ def t_estep(lower, upper, loc, sigma, nu):
 
 
 def scalar_estep(lower, upper, loc, sigma, gamma, family, mix, closed_form=True):
-    """E-step moments for scalar cells (closed form for the t, quadrature over W otherwise)."""
+    """E-step moments for scalar cells (closed form for the t, quadrature over W otherwise).
+
+    The t's closed form has no ``E[log W]``: a fit that updates ``nu`` passes
+    ``closed_form=False``.
+    """
     loc = np.ascontiguousarray(np.broadcast_to(loc, lower.shape), dtype=float)
     if family == "t" and closed_form and gamma == 0.0:
         return t_estep(lower, upper, loc, sigma, mix["nu"])
     w, logwt = mixing_nodes(family, mix)
-    return _kernels.scalar_estep(lower, upper, loc, float(sigma), float(gamma), w, logwt)
+    kernel = (
+        _kernels.scalar_estep_serial
+        if lower.shape[0] * len(w) < SERIAL_WORK
+        else _kernels.scalar_estep
+    )
+    return kernel(lower, upper, loc, float(sigma), float(gamma), w, logwt)
 
 
 def scalar_loglik(lower, upper, loc, sigma, gamma, family, mix, counts=None):
@@ -347,52 +359,24 @@ def _squarem(x, x1, x2, loglik):
     return x2, ll2
 
 
-# --- the ECME step for the mixing parameters ----------------------------------------------------
+# --- the CM step for the mixing parameters -----------------------------------------------------
 
 
-def mixing_step(th, mix_free, loglik_th, family):
-    """ECME: maximise the observed likelihood over the free mixing parameters.
+def mixing_update(new, mix_free, family, moments, *, expand):
+    """Apply :func:`~statcore.quantized.mixing.mixing_cm_step` to the parameters ``new`` (a dict
+    with ``sigma``, ``gamma`` and the mixing parameters) in place.
 
-    One parameter: a bounded scalar search. Several (the GH): Nelder-Mead, capped at 400
-    iterations because the outer ECM refines it anyway, its result clipped to the parameters'
-    bounds. The new values are kept only when they do not lower the likelihood.
+    ``moments`` are the E-step averages ``(delta, eta, xi)``. With ``expand`` the scale of W the
+    step returns is folded into ``sigma`` and ``gamma``, which leaves the likelihood unchanged.
     """
-    current = loglik_th(th)
-
-    def to_x(v, p):
-        return np.log(v) if is_log_scale(family, p) else v
-
-    def from_x(x, p):
-        return float(np.exp(x)) if is_log_scale(family, p) else float(x)
-
-    def negll(xs):
-        trial = dict(th)
-        for p, xv in zip(mix_free, np.atleast_1d(xs), strict=True):
-            trial[p] = from_x(xv, p)
-        try:
-            val = loglik_th(trial)
-        except (ValueError, FloatingPointError, ZeroDivisionError):
-            return np.inf
-        return -val if np.isfinite(val) else np.inf
-
-    bounds = [tuple(to_x(b, p) for b in mixing_bounds(family, p)) for p in mix_free]
-    if len(mix_free) == 1:
-        res = optimize.minimize_scalar(
-            negll, bounds=bounds[0], method="bounded", options={"xatol": 1e-10}
-        )
-        best = np.atleast_1d(res.x)
-    else:
-        x0 = np.array([to_x(th[p], p) for p in mix_free])
-        res = optimize.minimize(
-            negll,
-            x0,
-            method="Nelder-Mead",
-            options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 400},
-        )
-        best = np.array([np.clip(v, lo, hi) for v, (lo, hi) in zip(res.x, bounds, strict=True)])
-    if -negll(best) >= current:
-        return {p: from_x(v, p) for p, v in zip(mix_free, best, strict=True)}
-    return {p: th[p] for p in mix_free}
+    if not mix_free:
+        return
+    mix = {k: new[k] for k in MIXING_PARAMS[family]}
+    update, c = mixing_cm_step(family, mix, mix_free, *moments, expand=expand)
+    new.update(update)
+    if expand:
+        new["sigma"] = float(new["sigma"] * np.sqrt(c))
+        new["gamma"] = float(new.get("gamma", 0.0) * c)
 
 
 # --- what an ECM fit hands to the results -------------------------------------------------------
@@ -449,7 +433,7 @@ __all__ = [
     "EcmFit",
     "inference",
     "louis_information",
-    "mixing_step",
+    "mixing_update",
     "numerical_hessian",
     "run_ecm",
     "scalar_estep",

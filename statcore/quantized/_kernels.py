@@ -7,7 +7,8 @@ numbers. Each kernel has an independent numpy/scipy twin in ``tests/statcore/qua
 * :func:`log_ndtr` / :func:`log_ndtr_diff`: ``log Phi(x)`` and ``log(Phi(b) - Phi(a))``.
 * :func:`ndtri`: the standard normal quantile (Acklam's rational approximation, one Halley step).
 * :func:`scalar_estep`: conditional moments of (X, W) given a scalar cell, as a ratio of sums over
-  quadrature nodes of W (one node ``w = 1`` for the Gaussian).
+  quadrature nodes of W (one node ``w = 1`` for the Gaussian); :func:`scalar_estep_serial` is
+  its one-thread twin for small problems.
 * :func:`box_estep`: the same for d-dimensional boxes, with nested Gauss-Legendre quadrature on
   the quantile scale of the sequential (Cholesky) conditionals and a closed-form innermost layer.
 * :func:`gaussian_cell_moments`: ``log P``, ``E[X]``, ``E[X^2]`` of Gaussian cells with one
@@ -131,6 +132,45 @@ def ndtri(p):
     return x - u / (1.0 + 0.5 * x * u)
 
 
+@njit
+def _scalar_cell(lo, hi, loc, sigma, gamma, w, sw, logwt, lq, acc):
+    """One cell of :func:`scalar_estep`: returns ``log P`` and fills ``acc`` with the moments."""
+    nq = w.shape[0]
+    top = -np.inf
+    for q in range(nq):
+        m = loc + w[q] * gamma
+        s = sigma * sw[q]
+        lq[q] = logwt[q] + log_ndtr_diff((lo - m) / s, (hi - m) / s)
+        if lq[q] > top:
+            top = lq[q]
+    if top == -np.inf:
+        for k in range(7):
+            acc[k] = np.nan
+        return -np.inf
+    total = 0.0
+    acc[:] = 0.0
+    for q in range(nq):
+        pq = math.exp(lq[q] - top)
+        if pq == 0.0:
+            continue
+        m = loc + w[q] * gamma
+        s = sigma * sw[q]
+        m1, m2 = tn_moments((lo - m) / s, (hi - m) / s, lq[q] - logwt[q])
+        ex = m + s * m1
+        ex2 = m * m + 2.0 * m * s * m1 + s * s * m2
+        total += pq
+        acc[0] += pq / w[q]
+        acc[1] += pq * w[q]
+        acc[2] += pq * math.log(w[q])
+        acc[3] += pq * ex
+        acc[4] += pq * ex / w[q]
+        acc[5] += pq * ex2 / w[q]
+        acc[6] += pq * ex2
+    for k in range(7):
+        acc[k] /= total
+    return top + math.log(total)
+
+
 @njit(parallel=True)
 def scalar_estep(lower, upper, loc, sigma, gamma, w, logwt):
     """Moments of (X, W) given cells ``[lower, upper)``, X | W=w ~ N(loc + w gamma, w sigma^2).
@@ -140,48 +180,26 @@ def scalar_estep(lower, upper, loc, sigma, gamma, w, logwt):
     ``out[i]`` holds ``E[1/W], E[W], E[log W], E[X], E[X/W], E[X^2/W], E[X^2]`` given the cell.
     """
     n = lower.shape[0]
-    nq = w.shape[0]
     logp = np.empty(n)
     out = np.zeros((n, 7))
     sw = np.sqrt(w)
     for i in prange(n):
-        lq = np.empty(nq)
-        top = -np.inf
-        for q in range(nq):
-            m = loc[i] + w[q] * gamma
-            s = sigma * sw[q]
-            lq[q] = logwt[q] + log_ndtr_diff((lower[i] - m) / s, (upper[i] - m) / s)
-            if lq[q] > top:
-                top = lq[q]
-        if top == -np.inf:
-            logp[i] = -np.inf
-            for k in range(7):
-                out[i, k] = np.nan
-            continue
-        total = 0.0
-        acc = np.zeros(7)
-        for q in range(nq):
-            pq = math.exp(lq[q] - top)
-            if pq == 0.0:
-                continue
-            m = loc[i] + w[q] * gamma
-            s = sigma * sw[q]
-            a = (lower[i] - m) / s
-            b = (upper[i] - m) / s
-            m1, m2 = tn_moments(a, b, lq[q] - logwt[q])
-            ex = m + s * m1
-            ex2 = m * m + 2.0 * m * s * m1 + s * s * m2
-            total += pq
-            acc[0] += pq / w[q]
-            acc[1] += pq * w[q]
-            acc[2] += pq * math.log(w[q])
-            acc[3] += pq * ex
-            acc[4] += pq * ex / w[q]
-            acc[5] += pq * ex2 / w[q]
-            acc[6] += pq * ex2
-        logp[i] = top + math.log(total)
-        for k in range(7):
-            out[i, k] = acc[k] / total
+        lq = np.empty(w.shape[0])
+        logp[i] = _scalar_cell(lower[i], upper[i], loc[i], sigma, gamma, w, sw, logwt, lq, out[i])
+    return logp, out
+
+
+@njit
+def scalar_estep_serial(lower, upper, loc, sigma, gamma, w, logwt):
+    """:func:`scalar_estep` on one thread: a few unique cells take far less than waking (and,
+    on a busy machine, waiting for) a thread pool every ECM iteration."""
+    n = lower.shape[0]
+    logp = np.empty(n)
+    out = np.zeros((n, 7))
+    sw = np.sqrt(w)
+    lq = np.empty(w.shape[0])
+    for i in range(n):
+        logp[i] = _scalar_cell(lower[i], upper[i], loc[i], sigma, gamma, w, sw, logwt, lq, out[i])
     return logp, out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 
 from statcore._validation import (
     as_float_array,
@@ -12,13 +13,31 @@ from statcore._validation import (
     check_random_state,
     check_scalar,
 )
+from statcore.quantized.mixing import FAMILIES, gig_params
 
 #: the families ``rnvmm`` draws from
-RNVMM_FAMILIES = ("gaussian", "t", "skew_t")
+RNVMM_FAMILIES = FAMILIES
 
 
-def rnvmm(n, *, mu=0.0, sigma=1.0, gamma=0.0, family="gaussian", nu=5.0, random_state=None):
-    """Draws of a univariate NVMM ``mu + W gamma + sqrt(W) sigma Z`` (gaussian, t, skew_t)."""
+def rnvmm(
+    n,
+    *,
+    mu=0.0,
+    sigma=1.0,
+    gamma=0.0,
+    family="gaussian",
+    nu=5.0,
+    alpha_bar=1.0,
+    lam=1.0,
+    random_state=None,
+):
+    """Draws of a univariate NVMM ``mu + W gamma + sqrt(W) sigma Z``.
+
+    ``family`` is any of :data:`statcore.quantized.mixing.FAMILIES`; W follows its mixing law
+    (:mod:`statcore.quantized.mixing`: ``nu`` for the t and skew t, ``alpha_bar`` for the NIG,
+    ``lam`` for the VG, both for the GH; ``E W = 1`` for the last three). ``gamma`` is ignored
+    by the symmetric families.
+    """
     rng = check_random_state(random_state)
     n = check_positive_int(n, name="n")
     mu = check_scalar(mu, name="mu")
@@ -28,9 +47,22 @@ def rnvmm(n, *, mu=0.0, sigma=1.0, gamma=0.0, family="gaussian", nu=5.0, random_
     z = rng.standard_normal(n)
     if family == "gaussian":
         w = np.ones(n)
-    else:
+    elif family in ("t", "skew_t"):
         nu = check_positive(nu, name="nu")
         w = nu / rng.chisquare(nu, size=n)
+    else:
+        mix = {"alpha_bar": check_positive(alpha_bar, name="alpha_bar")}
+        mix["lam"] = (
+            check_positive(lam, name="lam") if family == "vg" else check_scalar(lam, name="lam")
+        )
+        lam_, chi, psi = gig_params(family, mix)
+        if chi == 0.0:
+            w = rng.gamma(lam_, 2.0 / psi, size=n)
+        else:
+            law = stats.geninvgauss(lam_, np.sqrt(chi * psi), scale=np.sqrt(chi / psi))
+            w = law.rvs(n, random_state=rng)
+    if family in ("gaussian", "t"):
+        gamma = 0.0
     return mu + w * gamma + np.sqrt(w) * sigma * z
 
 

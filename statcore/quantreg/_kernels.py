@@ -1,7 +1,7 @@
 """Numba kernels of quantile regression: Frisch-Newton interior point, conquer, sandwich Gram.
 
 Every kernel takes float64 C-contiguous arrays and scalars, draws nothing at random, and has an
-independent scipy/numpy twin in ``tests/statcore/quantreg/test_kernels.py``.
+independent scipy/numpy twin in ``tests/statcore/quantreg/test_quantreg_kernels.py``.
 """
 
 from __future__ import annotations
@@ -16,15 +16,55 @@ from statcore._numba import njit
 _STEP_FRACTION = 0.99995
 
 
+#: Let LLVM reorder the sums of the row loops into SIMD lanes (no assumptions about NaN or
+#: infinity): about twice as fast; the interior point's result is polished to an exact vertex.
+_REASSOC = {"reassoc", "contract"}
+
+#: Rows per block of :func:`weighted_gram` and :func:`leverage_band`: a block of 512 x p
+#: doubles stays in cache while BLAS multiplies it.
+_BLOCK = 512
+
+
 @njit
 def weighted_gram(X, weights):
-    """``X' diag(weights) X`` through one BLAS product (weights must be >= 0)."""
-    root = np.sqrt(weights)
-    scaled = X * root.reshape(-1, 1)
-    return scaled.T @ scaled
+    """``X' diag(weights) X`` (weights must be >= 0), accumulated over blocks of rows.
+
+    Scaling one cache-resident block at a time and handing it to BLAS avoids the n x p
+    temporary of ``(sqrt(w) X)' (sqrt(w) X)``; on 1e5 x 20 it is about 5 times faster.
+    """
+    n, p = X.shape
+    gram = np.zeros((p, p))
+    buf = np.empty((_BLOCK, p))
+    for start in range(0, n, _BLOCK):
+        m = min(_BLOCK, n - start)
+        for i in range(m):
+            root = np.sqrt(weights[start + i])
+            for j in range(p):
+                buf[i, j] = X[start + i, j] * root
+        block = buf[:m]
+        gram += block.T @ block
+    return gram
 
 
 @njit
+def leverage_band(X, W):
+    """Row norms ``||x_i' W||`` by blocks (``W`` p x p): with ``W = R^-1`` from a Cholesky
+    factor ``R'R = X_s'X_s`` these are ``sqrt(x_i' (X_s'X_s)^-1 x_i)``, the scale of the
+    prediction error of a subsample fit at ``x_i`` (Portnoy and Koenker 1997)."""
+    n, p = X.shape
+    out = np.empty(n)
+    for start in range(0, n, _BLOCK):
+        m = min(_BLOCK, n - start)
+        block = np.ascontiguousarray(X[start : start + m]) @ W
+        for i in range(m):
+            acc = 0.0
+            for j in range(p):
+                acc += block[i, j] * block[i, j]
+            out[start + i] = np.sqrt(acc)
+    return out
+
+
+@njit(fastmath=_REASSOC)
 def _xt_dot(X, v):
     """``X' v`` by a row loop: memory-bound, so a threaded BLAS call gains nothing and, on a
     busy machine, loses to thread contention."""
@@ -37,7 +77,7 @@ def _xt_dot(X, v):
     return out
 
 
-@njit
+@njit(fastmath=_REASSOC)
 def _x_dot(X, v):
     """``X v`` by a row loop (see :func:`_xt_dot`)."""
     n, p = X.shape
@@ -48,6 +88,16 @@ def _x_dot(X, v):
             acc += X[i, j] * v[j]
         out[i] = acc
     return out
+
+
+@njit(fastmath=_REASSOC)
+def _dot(a, b):
+    """``a @ b`` by a loop: numba hands ``@`` to BLAS ``ddot``, whose threads, on long vectors
+    of a busy machine, cost more than the product itself."""
+    acc = 0.0
+    for i in range(a.shape[0]):
+        acc += a[i] * b[i]
+    return acc
 
 
 @njit
@@ -107,7 +157,8 @@ def frisch_newton(X, y, tau, tol, maxiter):
     s = 1.0 - x
     b = _xt_dot(X, x)
     c = -y
-    lam = np.linalg.solve(X.T @ X, _xt_dot(X, c))
+    # the blocked Gram: numba's own X.T @ X is ~20 times slower here
+    lam = np.linalg.solve(weighted_gram(X, np.ones(n)), _xt_dot(X, c))
     r = c - _x_dot(X, lam)
     # shifting z and w by the same amount keeps z - w = r (dual feasibility) strictly inside
     shift = 1e-3 * np.mean(np.abs(r)) + 1e-12
@@ -116,8 +167,8 @@ def frisch_newton(X, y, tau, tol, maxiter):
     rel_gap = np.inf
     n_iter = 0
     for it in range(maxiter + 1):
-        gap = x @ z + s @ w
-        primal = c @ x
+        gap = _dot(x, z) + _dot(s, w)
+        primal = _dot(c, x)
         rel_gap = gap / (1.0 + abs(primal))
         if rel_gap <= tol or it == maxiter:
             n_iter = it
@@ -131,7 +182,7 @@ def frisch_newton(X, y, tau, tol, maxiter):
         ds = -dx
         alpha_p = min(_max_step(x, dx), _max_step(s, ds))
         alpha_d = min(_max_step(z, dz), _max_step(w, dw))
-        mu_aff = (x + alpha_p * dx) @ (z + alpha_d * dz) + (s + alpha_p * ds) @ (w + alpha_d * dw)
+        mu_aff = _dot(x + alpha_p * dx, z + alpha_d * dz) + _dot(s + alpha_p * ds, w + alpha_d * dw)
         sigma = (mu_aff / gap) ** 3
         mu = sigma * gap / (2.0 * n)
         # corrector: centring plus the second-order term of the complementarity products

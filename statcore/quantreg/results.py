@@ -8,8 +8,11 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore.results import EstimationResults
-from statcore.results._plotting import get_ax, plot_coefficients
+from statcore._validation import check_alpha
+from statcore.quantreg.bands import QuantileProcessMixin, plot_band
+from statcore.quantreg.generalization import FederatedProcessMixin
+from statcore.results import EstimationResults, TestResult
+from statcore.results._plotting import get_ax, plot_coefficients, term_axes
 
 
 def plot_quantile_process(results, ax=None, alpha=0.05, terms=None, **kwargs):
@@ -22,15 +25,7 @@ def plot_quantile_process(results, ax=None, alpha=0.05, terms=None, **kwargs):
         return plot_coefficients(results, ax=ax, alpha=alpha, **kwargs)
     frame = results.tidy(alpha=alpha)
     names = list(results.params.index) if terms is None else list(terms)
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 3.4), squeeze=False)
-        axes = axes[0]
-    else:
-        axes = np.atleast_1d(ax)
-        if len(axes) != len(names):
-            raise ValueError(f"`ax` must hold {len(names)} Axes (one per term); got {len(axes)}")
+    axes = term_axes(len(names), ax)
     for panel, term in zip(axes, names, strict=True):
         rows = frame[frame["term"] == term]
         levels = rows["level"].to_numpy(dtype=float)
@@ -43,7 +38,7 @@ def plot_quantile_process(results, ax=None, alpha=0.05, terms=None, **kwargs):
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class QuantRegResults(EstimationResults):
+class QuantRegResults(QuantileProcessMixin, EstimationResults):
     """Quantile regression estimates at one or several levels.
 
     Parameters
@@ -60,10 +55,22 @@ class QuantRegResults(EstimationResults):
         The conquer smoothing bandwidth (response units).
     unique : Series, optional
         Per level: whether the LP solution is unique (None where it was not checked).
+    rank : tuple, optional
+        Per level, the rank-inversion paths of ``cov_type="rank"``. Such a fit has intervals
+        but no covariance: ``vcov`` is None and ``bse`` NaN (R's ``summary.rq(se="rank")``
+        prints no standard errors either), :meth:`conf_int` interpolates the rank-test
+        inversion at any ``alpha >= 0.001`` (R's default is ``alpha = 0.1``; ours 0.05, as
+        everywhere in statcore), and ``tvalues`` / ``pvalues`` are the regression rank-score
+        test of each coefficient being 0 against Student's t with ``df_resid``.
 
     References
     ----------
     Koenker, R. and Bassett, G. (1978). Regression quantiles. *Econometrica* 46, 33-50.
+    Gutenbrunner, C., Jureckova, J., Koenker, R. and Portnoy, S. (1993). Tests of linear
+    hypotheses based on regression rank scores. *Journal of Nonparametric Statistics* 2,
+    307-331.
+    Koenker, R. (1994). Confidence intervals for regression quantiles. In *Asymptotic
+    Statistics* (Mandl and Huskova, eds.), 349-359. Physica.
     Portnoy, S. and Koenker, R. (1997). The Gaussian hare and the Laplacian tortoise.
     *Statistical Science* 12, 279-300.
     """
@@ -74,8 +81,49 @@ class QuantRegResults(EstimationResults):
     bandwidth: float | pd.Series | None = None
     smoothing: float | pd.Series | None = None
     unique: pd.Series | None = field(default=None, repr=False)
+    rank: tuple | None = field(default=None, repr=False)
 
-    _plots: ClassVar[dict] = {"process": plot_quantile_process, "coef": plot_coefficients}
+    _plots: ClassVar[dict] = {
+        "process": plot_quantile_process,
+        "coef": plot_coefficients,
+        "band": plot_band,
+    }
+
+    @property
+    def has_inference(self) -> bool:
+        return self.rank is not None or super().has_inference
+
+    @property
+    def _flat_statistic(self) -> np.ndarray:
+        if self.rank is None:
+            return super()._flat_statistic
+        return np.concatenate([level.statistic for level in self.rank])
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """``1 - alpha`` intervals (columns ``lower``, ``upper``); for ``cov_type="rank"`` the
+        rank-test inversion, interpolated as R's ``rq.fit.br(ci=TRUE)``."""
+        if self.rank is None:
+            return super().conf_int(alpha)
+        alpha = check_alpha(alpha)
+        bounds = [level.interval(alpha) for level in self.rank]
+        return pd.DataFrame(
+            {
+                "lower": np.concatenate([lower for lower, _ in bounds]),
+                "upper": np.concatenate([upper for _, upper in bounds]),
+            },
+            index=self._flat.index,
+        )
+
+    def wald_test(self, constraints):
+        if self.rank is not None:
+            return TestResult.not_applicable(
+                "Wald test",
+                "cov_type='rank' gives intervals, not a covariance; refit with "
+                "cov_type='nid', 'kernel', 'iid' or 'bootstrap'",
+            )
+        return super().wald_test(constraints)
+
+    wald_test.__doc__ = EstimationResults.wald_test.__doc__
 
     def glance(self) -> pd.DataFrame:
         """The base glance plus ``q`` (the level, or the levels as text) and ``objective``."""
@@ -140,7 +188,7 @@ def _plot_federated(results, ax=None, alpha=0.05, **kwargs):
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class FederatedQuantRegResults(EstimationResults):
+class FederatedQuantRegResults(FederatedProcessMixin, EstimationResults):
     """The one-shot weighted-ensemble estimate of federated quantile regression.
 
     Parameters
@@ -179,7 +227,11 @@ class FederatedQuantRegResults(EstimationResults):
     _messages: tuple = field(default=(), repr=False)
     _combine: object = field(default=None, repr=False)
 
-    _plots: ClassVar[dict] = {"agents": _plot_federated, "coef": plot_coefficients}
+    _plots: ClassVar[dict] = {
+        "agents": _plot_federated,
+        "coef": plot_coefficients,
+        "band": plot_band,
+    }
 
     def stability(self) -> pd.DataFrame:
         """The perturbation analysis: each agent's influence on the ensemble.

@@ -59,6 +59,17 @@ def panel_axes(n: int, ax=None, *, ncols: int | None = None, sharex: bool = Fals
     return np.array(axes)
 
 
+def term_axes(n: int, ax=None):
+    """``n`` Axes, one per term: a new grid (``ax=None``), the user's sequence of ``n`` Axes,
+    or one subplot split into ``n`` panels (see `panel_axes`)."""
+    if ax is not None and np.ndim(ax) > 0:
+        axes = np.ravel(ax)
+        if len(axes) != n:
+            raise ValueError(f"`ax` must hold {n} Axes (one per term); got {len(axes)}")
+        return axes
+    return panel_axes(n, ax)
+
+
 def legend_beside(ax, **kwargs):
     """A legend outside the plotting area, to the right, so that it never covers data."""
     kwargs.setdefault("frameon", False)

@@ -16,6 +16,11 @@ move along the ridge path, ``beta_xi = beta_lambda + xi lambda d beta_lambda / d
 risk is the quadratic ``E + 2 xi lambda E_1 + xi^2 lambda^2 E_12`` in the derivatives of ``E`` at
 the diagonal: the fourth-order functionals of the paper come out of second mixed derivatives of
 a second-order equivalent.
+
+Fidelity: derived here, not from the paper's block linearisation (the PDF's body was not read);
+teacher risk, pure-distilled risk and ``xi*`` agree with the authors' coded Eqs. 12-16
+(``asymptotic_risk_and_estimation.py`` of ``hhd357/optimal_self_distillation_ridge``) to 1e-11
+on AR(1), spiked and identity covariances at ``gamma`` 0.5 and 2, and with Monte Carlo.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore._validation import check_positive, describe
+from statcore._validation import as_float_array, check_option, check_positive, describe
+from statcore.ot.costs import plan_gradient_directions
 from statcore.results import EstimationResults, ResamplingResult
 from statcore.results._plotting import get_ax
 
@@ -85,7 +86,15 @@ class DataShiftsResults(EstimationResults):
     components : DataFrame
         Every OT term behind the estimates (value, marginal error, iterations, convergence).
     epsilon : float
-        The entropic regularisation.
+        The entropic regularisation used, absolute (in cost units).
+    relative_epsilon : float
+        ``epsilon / cost_scale``.
+    cost_scale : float
+        The median within-domain cost that ``epsilon="auto"`` is relative to.
+    tol : float
+        The L1 marginal tolerance every OT problem was solved to.
+    potentials : (ndarray, ndarray)
+        Dual potentials of the full source-target problem (the coupling gamma*).
     x_metric, y_metric : str
         The metrics' names.
     n_source, n_target : int
@@ -101,6 +110,10 @@ class DataShiftsResults(EstimationResults):
 
     components: pd.DataFrame
     epsilon: float
+    relative_epsilon: float
+    cost_scale: float
+    tol: float
+    potentials: tuple
     x_metric: str
     y_metric: str
     n_source: int
@@ -120,20 +133,46 @@ class DataShiftsResults(EstimationResults):
         """gamma*-concept shift: label distance averaged over the entropic coupling."""
         return float(self.params["concept_shift"])
 
-    def bound(self, source_error, lipschitz_h, lipschitz_loss=1.0, *, target_error=None):
+    def bound(
+        self,
+        source_error,
+        lipschitz_h,
+        lipschitz_loss=1.0,
+        *,
+        target_error=None,
+        gradients=None,
+    ):
         """The paper's bound ``eps_B(h) <= eps_A(h) + L_h L'_l S_cov + L_l S_cpt``.
 
         Parameters
         ----------
         source_error : float
             The hypothesis' error on the source domain, ``E_A l(Y, h(X))`` (>= 0).
-        lipschitz_h : float
-            Lipschitz constant of the hypothesis ``h`` with respect to ``x_metric`` (>= 0).
+        lipschitz_h : float or "gradients"
+            Lipschitz constant of the hypothesis ``h`` with respect to ``x_metric`` (>= 0), or
+            ``"gradients"``: the factor ``L_h L'_l`` of the covariate term estimated from the
+            per-sample gradients of the loss with respect to x, as the authors' package does
+            (``grad1``, ``grad2``). With ``u_ij`` the unit direction from target point j to
+            source point i and ``dir_ij = max(|grad_i . u_ij|, |grad'_j . u_ij|)``, the factor
+            is ``max_ij dir_ij`` for a metric (p = 1) and ``(sum_ij P_ij dir_ij^2)^(1/2)`` over
+            the fitted coupling for ``x_metric="sqeuclidean"`` (p = 2). It already holds the
+            loss's prediction constant, so ``lipschitz_loss`` then enters only through
+            ``L_l``. Only Euclidean covariate costs have these directions.
         lipschitz_loss : float or (float, float)
             Lipschitz constants of the loss in the label (``L_l``) and in the prediction
             (``L'_l``); one number for both (each >= 0).
         target_error : float, optional
             An observed target error (>= 0), shown beside the bound in the plot.
+        gradients : callable or (array_like or None, array_like or None), optional
+            With ``lipschitz_h="gradients"``: ``gradients(x)`` returning the ``(len(x), d)``
+            loss gradients at covariate points (called on each sample), or the gradients at
+            the source and at the target points (one side may be None).
+
+        Notes
+        -----
+        The gradient factor is an empirical maximum over the sample pairs, not a certified
+        Lipschitz constant (the authors' ``covariate_factor``; DataShifts/datashifts
+        ``core.py``).
 
         Returns
         -------
@@ -143,8 +182,16 @@ class DataShiftsResults(EstimationResults):
         """
         # errors are expected losses, never negative
         source_error = check_positive(source_error, name="source_error", strict=False)
-        lipschitz_h = check_positive(lipschitz_h, name="lipschitz_h", strict=False)
         label, prediction = _lipschitz_pair(lipschitz_loss)
+        if isinstance(lipschitz_h, str):
+            check_option(lipschitz_h, name="lipschitz_h", options=("gradients",))
+            lipschitz_h, prediction = self._gradient_factor(gradients), 1.0
+            how = f"L_h L'_l = {lipschitz_h:g} (estimated from loss gradients)"
+        else:
+            if gradients is not None:
+                raise ValueError("`gradients` goes with lipschitz_h='gradients'")
+            lipschitz_h = check_positive(lipschitz_h, name="lipschitz_h", strict=False)
+            how = f"L_h = {lipschitz_h:g}, L'_l = {prediction:g} (prediction)"
         if target_error is not None:
             target_error = check_positive(target_error, name="target_error", strict=False)
 
@@ -180,18 +227,63 @@ class DataShiftsResults(EstimationResults):
             resampling=resampling,
             null_value=None,
             iterations=self.iterations,
-            notes=(
-                f"L_h = {lipschitz_h:g}, L_l = {label:g} (label), L'_l = {prediction:g} "
-                "(prediction).",
-            ),
+            notes=(f"{how}, L_l = {label:g} (label).",),
             target_error=target_error,
         )
+
+    def _gradient_factor(self, gradients) -> float:
+        model = self.model
+        if model.x_metric not in ("euclidean", "sqeuclidean"):
+            raise ValueError(
+                "lipschitz_h='gradients' needs Euclidean directions: x_metric='euclidean' or "
+                f"'sqeuclidean'; this fit used x_metric={self.x_metric!r}"
+            )
+        if gradients is None:
+            raise ValueError("lipschitz_h='gradients' needs `gradients` (a callable or a pair)")
+        sides = []
+        for x, name in ((model.x_source, "source"), (model.x_target, "target")):
+            if callable(gradients):
+                value = gradients(x.copy())
+            else:
+                try:
+                    source, target = gradients
+                except (TypeError, ValueError):
+                    raise TypeError(
+                        "`gradients` must be a callable or a pair (source, target) of arrays; "
+                        f"got {describe(gradients)}"
+                    ) from None
+                value = source if name == "source" else target
+            if value is None:
+                sides.append(None)
+                continue
+            value = as_float_array(value, name=f"gradients ({name})", ndim=(1, 2))
+            value = value[:, None] if value.ndim == 1 else value
+            if value.shape != x.shape:
+                raise ValueError(
+                    f"`gradients` at the {name} points must have shape {x.shape}; got {value.shape}"
+                )
+            sides.append(np.ascontiguousarray(value))
+        if sides[0] is None and sides[1] is None:
+            raise ValueError("`gradients` gives no gradients on either side")
+        gx = np.zeros_like(model.x_source) if sides[0] is None else sides[0]
+        gy = np.zeros_like(model.x_target) if sides[1] is None else sides[1]
+        f, g = self.potentials
+        with np.errstate(divide="ignore"):
+            fa = f + self.epsilon * np.log(model.weights_source)
+            gb = g + self.epsilon * np.log(model.weights_target)
+        out = plan_gradient_directions(
+            model.x_source, model.x_target, gx, gy, fa, gb, self.epsilon, metric=model.x_metric
+        )
+        if model.x_metric == "euclidean":
+            return float(out[:, 0].max())
+        return float(np.sqrt(out[:, 1].sum() / out[:, 2].sum()))
 
     def glance(self) -> pd.DataFrame:
         row = super().glance()
         row["n_source"] = self.n_source
         row["n_target"] = self.n_target
         row["epsilon"] = self.epsilon
+        row["relative_epsilon"] = self.relative_epsilon
         row["x_metric"] = self.x_metric
         row["y_metric"] = self.y_metric
         row["marginal_error"] = self.marginal_error

@@ -46,16 +46,19 @@ def _dense_k(a, b, statistic):
     return centre(a) * centre(b)
 
 
-def test_dist_row_sums_matches_cdist(data):
-    X, _ = data
-    # identical sums of the same n terms up to summation order: 1e-12 relative
-    np.testing.assert_allclose(
-        _kernels.dist_row_sums(np.ascontiguousarray(X.T)), cdist(X, X).sum(1), rtol=1e-12
+def test_dist_matmul_matches_cdist(data, rng):
+    X, V = data
+    Z = np.column_stack([np.ones(len(X)), V, rng.normal(size=(len(X), 2))])
+    # the same n O(1) products summed in another order: 1e-12 relative to their absolute sums
+    scale = cdist(X, X) @ np.abs(Z)
+    err = np.abs(
+        _kernels.dist_matmul(np.ascontiguousarray(X.T), np.ascontiguousarray(Z.T)) - cdist(X, X) @ Z
     )
+    assert np.all(err <= 1e-12 * scale)
 
 
 @pytest.mark.parametrize("statistic", ["u", "v"])
-def test_centred_product_block_and_sum_match_numpy(data, statistic):
+def test_centred_product_block_and_panel_match_numpy(data, statistic):
     X, V = data
     a, b, args = _centring_args(X, V, statistic)
     K = _dense_k(a, b, statistic)
@@ -66,10 +69,15 @@ def test_centred_product_block_and_sum_match_numpy(data, statistic):
         block = _kernels.centred_product_block(*args, r0, c0, out)
         # entrywise the same few flops in another order: 1e-12 absolute on O(1) entries
         np.testing.assert_allclose(block, K[r0 : r0 + rows, c0 : c0 + cols], atol=1e-12)
-    # n^2 = 1.7e6 O(1) terms summed in another order (upper triangle, doubled): 1e-12 relative
-    # to their absolute sum
-    total = _kernels.centred_product_sum(*args)
-    assert abs(total - K.sum()) < 1e-12 * np.abs(K).sum()
+    # a panel of the upper triangle (crossing a row chunk): zero left of the diagonal, half
+    # the diagonal on it, the rest of K rounded once to float32 (relative 6e-8 of each entry)
+    r0, rows = 1000, 40
+    panel = _kernels.centred_product_panel(*args, r0, np.empty((rows, n - r0), np.float32))
+    expected = (
+        np.triu(K[r0 : r0 + rows, r0:], 1)
+        + 0.5 * np.eye(rows, n - r0) * np.diag(K)[r0 : r0 + rows, None]
+    )
+    np.testing.assert_allclose(panel, expected, rtol=1e-7, atol=1e-30)
 
 
 @pytest.mark.parametrize("statistic", ["u", "v"])
@@ -115,7 +123,10 @@ def test_signs_from_bits_are_numpy_bounded_integers(size):
     # generator, exactly
     raw = np.random.default_rng(size).bit_generator.random_raw((size + 1) // 2)
     expected = 2.0 * np.random.default_rng(size).integers(0, 2, size=size) - 1.0
-    np.testing.assert_array_equal(_kernels.signs_from_bits(raw, size), expected)
+    for dtype in (np.float64, np.float32):
+        np.testing.assert_array_equal(
+            _kernels.signs_from_bits(raw, np.empty(size, dtype)), expected
+        )
 
 
 def test_permuted_product_sums_matches_fancy_indexing(rng):

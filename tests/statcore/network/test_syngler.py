@@ -87,8 +87,10 @@ def test_syngler_preserves_density_and_degrees_better_than_er(simulated):
         graph, synthetic, baselines=["erdos_renyi", "chung_lu"], random_state=4
     ).wide()
     ours, er, cl = table["SyNGLER"], table["erdos_renyi"], table["chung_lu"]
-    # "beats ER by a wide margin, competitive with Chung-Lu" (the notes' reproduction targets)
-    assert ours["degree_ks"] < er["degree_ks"] / 2 and ours["degree_w1"] < er["degree_w1"] / 2
+    # "beats ER by a wide margin, competitive with Chung-Lu" (the notes' reproduction targets);
+    # the notes' limits with fitted latents: degree KS <= 0.06 and at most a third of ER's
+    assert ours["degree_ks"] <= 0.06 and ours["degree_ks"] <= er["degree_ks"] / 3
+    assert ours["degree_w1"] < er["degree_w1"] / 3
     assert ours["degree_ks"] < 2 * cl["degree_ks"] and ours["degree_w1"] < 2 * cl["degree_w1"]
     assert ours["triangle_rel_rmse"] < er["triangle_rel_rmse"]
 
@@ -127,7 +129,8 @@ def test_sample_options_and_errors(simulated):
     with pytest.raises(ValueError, match="`method` must be one of"):
         fit.sample(method="fast")
     with pytest.raises(
-        ValueError, match="`generator` must be one of 'resample', 'kde', 'diffusion'"
+        ValueError,
+        match="`generator` must be one of 'resample', 'kde', 'diffusion', 'diffusion-vp', 'flow'",
     ):
         SyNGLER(nx.karate_club_graph(), generator="gan")
     assert "SyNGLER (resample, dim=2)" in fit.summary().as_text()
@@ -199,11 +202,13 @@ def test_youtube_fit_and_synthetic_samples():
     # run to the (ridge-penalised) maximum, rho is lower by about one logit unit. Allow 1.5.
     assert abs(fit.latent.rho - (-7.56)) < 1.5
     assert fit.latent.converged
-    synthetic = fit.sample(n_graphs=3, random_state=0)
-    table = compare_networks(graph, synthetic, baselines=["erdos_renyi"], random_state=0).wide()
+    synthetic = fit.sample(n_graphs=20, random_state=0)
     edges = np.mean([g.number_of_edges() for g in synthetic])
-    assert abs(edges - 51756) < 0.05 * 51756
-    assert table.loc["degree_ks", "SyNGLER"] < table.loc["degree_ks", "erdos_renyi"] / 2
+    # the notes' limit: mean edge count within 3% of m. Resampled hubs (max degree 888) move
+    # one graph's count by about 3.5% (sd); 20 graphs bring the mean's sd to 0.8%
+    assert abs(edges - 51756) < 0.03 * 51756
+    table = compare_networks(graph, synthetic[:3], baselines=["erdos_renyi"], random_state=0).wide()
+    assert table.loc["degree_ks", "SyNGLER"] <= table.loc["degree_ks", "erdos_renyi"] / 3
     assert table.loc["clustering_rmse", "SyNGLER"] < table.loc["clustering_rmse", "erdos_renyi"]
 
 

@@ -21,6 +21,31 @@ def test_polynomial_exp_matches_numpy():
     assert np.all(out[:2] == 0.0)  # below e^-700 a term counts as 0, never as garbage
 
 
+def test_coarse_exp_is_below_float32_rounding():
+    t = np.linspace(-699.9, 0.0, 200_001)
+    out, powers = np.empty(len(t)), np.empty(len(t), np.int64)
+    _kernels._exp_shifted_coarse(t, 0.0, out, powers)
+    # degree-7 Taylor on |r| <= ln(2)/2: r^8/8! < 5.3e-9, under float32's 6e-8 half-ulp
+    np.testing.assert_allclose(out, np.exp(t), rtol=1e-8, atol=0)
+
+
+def test_point_cost_blocks_are_the_same_bits_serial_and_parallel(rng):
+    x, y = rng.normal(size=(300, 7)), rng.normal(size=(260, 7))
+    for code in range(5):
+        serial = _kernels.pairwise_points(x, y, code)
+        parallel = _kernels.pairwise_points_parallel(x, np.ascontiguousarray(y.T), code)
+        # both sum the coordinates in the same order: identical, not merely close
+        assert np.array_equal(serial, parallel)
+
+
+def test_annealing_is_anchored_at_epsilon():
+    stages = ot_solver._schedule(300.0, 1.0, 0.25, 10_000)
+    # epsilon / 4^k up to the start: the last stage a whole factor above epsilon
+    np.testing.assert_allclose(stages, [256.0, 64.0, 16.0, 4.0])
+    assert ot_solver._schedule(300.0, 1.0, 0.25, 3) == [16.0, 4.0]  # maxiter - 1 closest
+    assert ot_solver._schedule(3.0, 1.0, 0.25, 10) == []
+
+
 def test_dense_kernels_serial_equal_parallel(rng):
     cost, h = rng.uniform(size=(70, 45)), rng.normal(size=45)
     h[3] = -np.inf  # a zero weight drops its column

@@ -57,7 +57,7 @@ def test_f2_close_to_pooled_quantile_regression():
     levels = [0.25, 0.5, 0.9]
     res = FederatedQuantReg(design.agents, q=levels, response="y").fit()
     pooled = design.pooled.drop(columns="agent")
-    ref = QuantReg(pooled["y"], pooled.drop(columns="y"), q=levels).fit()
+    ref = QuantReg(pooled["y"], pooled.drop(columns="y"), q=levels).fit(cov_type="kernel")
     names = list(res.params.index)
     gap = np.abs(res.params - ref.params.loc[names]) / ref.bse.loc[names]
     # the notes' check: below one pooled standard error (their run: <= 0.70)

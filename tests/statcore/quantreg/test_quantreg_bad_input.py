@@ -28,7 +28,10 @@ CASES = {
     "lengths": (lambda: QuantReg(Y[:5], X), "`endog` has 5, `exog` has 40"),
     "q text": (lambda: QuantReg(Y, X, q="0.5"), "`q` must be a number in (0, 1)"),
     "no response": (lambda: QuantReg.from_formula("~ a", FRAME), "has no response"),
-    "method": (lambda: QuantReg(Y, X).fit(method="simplex"), "'fn', 'conquer', 'highs'"),
+    "method": (
+        lambda: QuantReg(Y, X).fit(method="simplex"),
+        "'auto', 'fn', 'pfn', 'conquer', 'highs'",
+    ),
     "tol text": (lambda: QuantReg(Y, X).fit(tol="1"), "`tol` must be a real number"),
     "unused random_state": (
         lambda: QuantReg(Y, X).fit(random_state="x"),

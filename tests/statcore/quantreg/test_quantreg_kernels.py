@@ -10,6 +10,7 @@ from statcore.quantreg._kernels import (
     check_loss,
     conquer,
     frisch_newton,
+    leverage_band,
     smoothed_gradient,
     smoothed_loss,
     weighted_gram,
@@ -43,13 +44,24 @@ def random_design(rng, n, p, hetero=False):
 
 
 def test_weighted_gram_and_check_loss_match_numpy(rng):
-    X = rng.normal(size=(200, 6))
-    w = rng.random(200)
+    # 1300 rows: two full blocks of 512 and a partial one
+    X = rng.normal(size=(1300, 6))
+    w = rng.random(1300)
     # the same products summed in another order: rounding only
-    np.testing.assert_allclose(weighted_gram(X, w), X.T @ np.diag(w) @ X, rtol=1e-12)
+    np.testing.assert_allclose(weighted_gram(X, w), (X * w[:, None]).T @ X, rtol=1e-12)
     r = rng.normal(size=300)
     for tau in (0.1, 0.5, 0.9):
         assert check_loss(r, tau) == pytest.approx(numpy_check_loss(r, tau), rel=1e-13)
+
+
+def test_leverage_band_is_the_prediction_standard_error(rng):
+    X = rng.normal(size=(1100, 4))
+    sub = X[rng.choice(1100, 200, replace=False)]
+    R = np.linalg.cholesky(sub.T @ sub).T
+    band = leverage_band(X, np.linalg.inv(R))
+    # sqrt(x' (X_s'X_s)^-1 x) from the explicit inverse: rounding only
+    twin = np.sqrt(np.einsum("ij,jk,ik->i", X, np.linalg.inv(sub.T @ sub), X))
+    np.testing.assert_allclose(band, twin, rtol=1e-10)
 
 
 @pytest.mark.parametrize("tau", [0.1, 0.25, 0.5, 0.75, 0.95])

@@ -11,7 +11,7 @@ from statcore.shift import DataShifts, DataShiftsResults, ShiftBoundResults, sim
 
 
 def fit(sample, **kwargs):
-    fit_options = {k: kwargs.pop(k) for k in ("n_resamples", "random_state") if k in kwargs}
+    fit_options = {k: kwargs.pop(k) for k in ("n_resamples", "random_state", "tol") if k in kwargs}
     model = DataShifts(
         sample["x_source"], sample["y_source"], sample["x_target"], sample["y_target"], **kwargs
     )
@@ -21,7 +21,7 @@ def fit(sample, **kwargs):
 def test_estimator_matches_dense_twin(rng):
     """The estimate equals the paper's formula rebuilt from dense-matrix Sinkhorn solves."""
     sample = simulate.linear_shift(60, dim=2, mean_shift=1.0, random_state=3)
-    res = fit(sample, epsilon=0.1, random_state=5)
+    res = fit(sample, epsilon=0.1, random_state=5, tol=1e-5)
     xs, xt = sample["x_source"], sample["x_target"]
     split = np.random.default_rng(5)
     s_order, t_order = split.permutation(60), split.permutation(60)
@@ -45,7 +45,7 @@ def test_estimator_matches_dense_twin(rng):
         - divergence(h["s1"], h["s2"]) ** 2
         - divergence(h["t1"], h["t2"]) ** 2
     )
-    # each OT term is solved to an L1 marginal error of 1e-5 (the default): errors ~1e-5
+    # each OT term is solved to an L1 marginal error of 1e-5: errors ~1e-5
     assert res.covariate_shift == pytest.approx(np.sqrt(abs(squared)), abs=1e-4)
     full = sinkhorn(None, None, cdist(xs, xt), 0.1, tol=1e-6)
     label_cost = np.abs(sample["y_source"][:, None] - sample["y_target"][None, :])
@@ -158,11 +158,11 @@ def test_custom_metrics_and_classes(rng):
 
     custom = DataShifts(
         x_s, y_s, x_t, y_t, x_metric=manhattan, y_metric=manhattan, epsilon=0.1
-    ).fit(random_state=1)
+    ).fit(random_state=1, tol=1e-7)
     builtin = DataShifts(
         x_s, y_s, x_t, y_t, x_metric="cityblock", y_metric="cityblock", epsilon=0.1
-    ).fit(random_state=1)
-    # both solved to an L1 marginal error of 1e-5; the costs agree to rounding, the iterates not
+    ).fit(random_state=1, tol=1e-7)
+    # both solved to an L1 marginal error of 1e-7; the costs agree to rounding, the iterates not
     assert custom.params.to_numpy() == pytest.approx(builtin.params.to_numpy(), rel=1e-4)
     assert custom.x_metric == "manhattan"
 
@@ -245,7 +245,9 @@ def test_estimator_conventions_and_iteration_record():
     )
     assert repr(model).startswith("DataShifts(n_source=40, n_target=40") and model.nobs == 80
     res = model.fit(random_state=0, n_resamples=2, backend="threads")
-    assert res.fit_options["backend"] == "threads" and res.fit_options["tol"] == 1e-5
+    assert res.fit_options["backend"] == "threads" and res.fit_options["tol"] == "auto"
+    # tol="auto" is 0.5 / sqrt(n) of the smaller sample
+    assert res.tol == pytest.approx(0.5 / np.sqrt(40))
     assert res.iterations.converged and res.n_iter == res.components["n_iter"].sum()
     assert len(res.iterations.history) == res.components.index.str.startswith("OT").sum()
     with pytest.warns(ConvergenceWarning, match="DataShifts.fit reached maxiter=3") as caught:
