@@ -1,0 +1,1 @@
+"""Clustering: shared geometry kernels, hardness fingerprints, size-constrained clustering."""

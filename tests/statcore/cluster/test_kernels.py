@@ -1,0 +1,178 @@
+"""The shared geometry kernels against numpy/scipy twins written from the definitions."""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.sparse.csgraph import minimum_spanning_tree as scipy_mst
+from scipy.spatial.distance import cdist
+
+from statcore.cluster import _kernels as K
+
+# The blocked kernels form squared distances as |x|^2 + |y|^2 - 2 x.y, whose rounding error is a
+# few ulp of the squared norms (about 1e-14 for these O(1)-scale points, order 10 squared norms);
+# cdist subtracts coordinates first. 1e-12 leaves two orders of margin for both.
+TOL = 1e-12
+
+
+@pytest.fixture(scope="module")
+def points():
+    rng = np.random.default_rng(20)
+    # 600 rows span several 256-row blocks and a ragged last block
+    return rng.normal(size=(600, 7)), rng.integers(0, 4, size=600)
+
+
+@pytest.mark.parametrize("metric", ["sqeuclidean", "euclidean", "cosine"])
+def test_pairwise_distances_equal_cdist(points, metric):
+    X, _ = points
+    Y = X[:300] + 0.5
+    np.testing.assert_allclose(K.pairwise_distances(X, Y, metric), cdist(X, Y, metric), atol=TOL)
+    own = K.pairwise_distances(X, metric=metric)
+    np.testing.assert_allclose(own, cdist(X, X, metric), atol=TOL)
+    assert np.all(np.diag(own) == 0.0)  # exactly: a point is at distance 0 from itself
+
+
+def test_metric_name_is_checked(points):
+    with pytest.raises(ValueError, match="metric must be one of"):
+        K.pairwise_distances(points[0], metric="manhattan")
+
+
+def _twin_knn(D, k):
+    order = np.argsort(D, axis=1, kind="stable")[:, :k]  # stable sort: ties to the lower index
+    return np.take_along_axis(D, order, axis=1), order
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+def test_knn_equals_sorting_the_distance_matrix(points, parallel, metric):
+    X, _ = points
+    D = cdist(X, X, metric)
+    np.fill_diagonal(D, np.inf)
+    dist, idx = K.knn(X, 9, metric=metric, parallel=parallel)
+    want_dist, want_idx = _twin_knn(D, 9)
+    np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_allclose(dist, want_dist, atol=TOL)
+
+
+def test_knn_against_a_second_set_keeps_exact_matches_and_breaks_ties_low():
+    grid = np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+    dist, idx = K.knn(np.zeros((1, 2)), 5, Y=grid)
+    np.testing.assert_array_equal(idx, [[0, 1, 2, 3, 4]])  # four ties at 1: by index
+    np.testing.assert_allclose(dist, [[0, 1, 1, 1, 1]], atol=0)
+    own_dist, own_idx = K.knn(grid, 2, exclude_self=False)
+    np.testing.assert_array_equal(own_idx[:, 0], np.arange(5))
+    assert np.all(own_dist[:, 0] == 0)
+
+
+def test_parallel_knn_is_bit_identical(points):
+    X, _ = points
+    serial, parallel = K.knn(X, 5), K.knn(X, 5, parallel=True)
+    np.testing.assert_array_equal(serial[0], parallel[0])
+    np.testing.assert_array_equal(serial[1], parallel[1])
+
+
+def test_assign_nearest_equals_argmin(points):
+    X, _ = points
+    centres = X[[3, 50, 120, 400]] + 0.01
+    labels, sq = K.assign_nearest(X, centres)
+    D = cdist(X, centres, "sqeuclidean")
+    np.testing.assert_array_equal(labels, D.argmin(axis=1))
+    np.testing.assert_allclose(sq, D.min(axis=1), rtol=1e-13)  # same subtraction order: ulps
+    tie, _ = K.assign_nearest(np.zeros((1, 1)), np.array([[1.0], [-1.0]]))
+    assert tie[0] == 0
+
+
+def test_mst_equals_scipy_on_the_dense_matrix(points):
+    X, _ = points
+    edges, weights = K.minimum_spanning_tree(X)
+    reference = scipy_mst(cdist(X, X)).data
+    np.testing.assert_allclose(np.sort(weights), np.sort(reference), rtol=1e-12)
+    # the edges form a spanning tree whose lengths are the reported weights
+    assert len(edges) == len(X) - 1
+    assert len(np.unique(edges[:, 1])) == len(X) - 1 and 0 not in edges[:, 1]
+    np.testing.assert_allclose(
+        np.linalg.norm(X[edges[:, 0]] - X[edges[:, 1]], axis=1), weights, rtol=1e-12
+    )
+    _, squared = K.minimum_spanning_tree(X, metric="sqeuclidean")
+    np.testing.assert_allclose(squared, weights**2, rtol=1e-12)
+
+
+def test_mst_of_one_and_two_points():
+    edges, weights = K.minimum_spanning_tree(np.zeros((1, 3)))
+    assert edges.shape == (0, 2) and weights.shape == (0,)
+    edges, weights = K.minimum_spanning_tree(np.array([[0.0, 0.0], [3.0, 4.0]]))
+    np.testing.assert_array_equal(edges, [[0, 1]])
+    np.testing.assert_allclose(weights, [5.0])
+
+
+def _twin_greedy(X, L, start):
+    D = cdist(X, X)
+    idx, radii = [start], [np.inf]
+    nearest = D[start].copy()
+    for _ in range(L - 1):
+        nxt = int(np.argmax(nearest))  # argmax: ties to the lower index, as the kernel
+        idx.append(nxt)
+        radii.append(nearest[nxt])
+        nearest = np.minimum(nearest, D[nxt])
+    return np.array(idx), np.array(radii), nearest.max()
+
+
+def test_farthest_points_equal_the_greedy_permutation(points):
+    X, _ = points
+    idx, radii, cover = K.farthest_points(X, 25, start=7)
+    want_idx, want_radii, want_cover = _twin_greedy(X, 25, 7)
+    np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_allclose(radii, want_radii, rtol=1e-12)
+    assert cover == pytest.approx(want_cover, rel=1e-12)
+    # the insertion radii of a greedy permutation never increase
+    assert np.all(np.diff(radii[1:]) <= 0)
+
+
+def test_class_distance_sums_and_silhouette_equal_their_twins(points):
+    X, y = points
+    D = cdist(X, X)
+    sums, near_same, near_other = K.class_distance_sums(X, y, 4)
+    want = np.stack([D[:, y == c].sum(axis=1) for c in range(4)], axis=1)
+    np.testing.assert_allclose(sums, want, rtol=1e-12)
+    same = np.where(y[:, None] == y[None, :], D, np.inf)
+    np.fill_diagonal(same, np.inf)
+    np.testing.assert_allclose(near_same, same.min(axis=1), rtol=1e-12)
+    other = np.where(y[:, None] != y[None, :], D, np.inf)
+    np.testing.assert_allclose(near_other, other.min(axis=1), rtol=1e-12)
+    from sklearn.metrics import silhouette_samples
+
+    np.testing.assert_allclose(K.silhouette_samples(X, y), silhouette_samples(X, y), atol=1e-12)
+
+
+def test_silhouette_of_a_singleton_class_is_zero():
+    X = np.array([[0.0], [0.1], [5.0], [5.2], [9.0]])
+    labels = np.array([0, 0, 1, 1, 2])
+    s = K.silhouette_samples(X, labels)
+    assert s[4] == 0.0
+    # brute force from the definition for the others
+    for i in range(4):
+        own = [abs(X[i, 0] - X[j, 0]) for j in range(5) if labels[j] == labels[i] and j != i]
+        others = [
+            np.mean([abs(X[i, 0] - X[j, 0]) for j in range(5) if labels[j] == c])
+            for c in {0, 1, 2} - {labels[i]}
+        ]
+        a, b = np.mean(own), min(others)
+        assert s[i] == pytest.approx((b - a) / max(a, b), rel=1e-12)
+
+
+def test_centred_leaves_the_input_alone():
+    X = np.arange(6.0).reshape(3, 2)
+    copy = X.copy()
+    out = K.centred(X)
+    np.testing.assert_array_equal(X, copy)
+    np.testing.assert_allclose(out.mean(axis=0), 0.0, atol=1e-15)
+
+
+def test_block_boundaries_do_not_change_results():
+    # sizes around the block length: each pair is visited exactly once in the symmetric pass
+    rng = np.random.default_rng(3)
+    for n in (K.BLOCK - 1, K.BLOCK, K.BLOCK + 1):
+        X = rng.normal(size=(n, 3))
+        y = np.array(list(itertools.islice(itertools.cycle([0, 1, 2]), n)))
+        sums, _, _ = K.class_distance_sums(X, y, 3)
+        np.testing.assert_allclose(sums.sum(), cdist(X, X).sum(), rtol=1e-12)
