@@ -166,6 +166,21 @@ def build(networks: Path = NETWORKS) -> dict[str, str]:
     files["stackloss.csv"] = _table(
         "stackloss", ints=("STACKLOSS", "AIRFLOW", "WATERTEMP", "ACIDCONC")
     )
+    files["anes96.csv"] = _table(
+        "anes96",
+        ints=(
+            "popul",
+            "TVnews",
+            "selfLR",
+            "ClinLR",
+            "DoleLR",
+            "PID",
+            "age",
+            "educ",
+            "income",
+            "vote",
+        ),
+    )
 
     # Networks from networkx.
     karate = nx.karate_club_graph()

@@ -36,6 +36,7 @@ API_AREAS = [
     ("statcore.ot", "Entropic optimal transport"),
     ("statcore.quantized", "Quantized data"),
     ("statcore.network", "Networks"),
+    ("statcore.cluster", "Clustering"),
     ("mlcore", "mlcore: results and devices"),
     ("mlcore.functional", "mlcore: functional"),
     ("mlcore.losses", "mlcore: losses"),

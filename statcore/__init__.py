@@ -30,6 +30,7 @@ _EXPORTS = {
 }
 _SUBMODULES = (
     "base",
+    "cluster",
     "datasets",
     "distributed",
     "formula",

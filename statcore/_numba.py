@@ -121,6 +121,20 @@ def _warm_network(rng):
     LatentSpaceModel(graph, dim=2).fit(maxiter=5)
 
 
+def _warm_cluster(rng):
+    from statcore.cluster import Coreset, HardnessFingerprint, SizeConstrainedAnchorClustering
+    from statcore.ot import sinkhorn_box
+
+    labels = np.repeat([0, 1, 2], 40)
+    X = rng.normal(size=(120, 3)) + 3.0 * labels[:, None]
+    HardnessFingerprint(X, labels).fit(n_resamples=5, h1=False, random_state=0)
+    SizeConstrainedAnchorClustering(X, 3, n_anchors=20).fit(maxiter=3, random_state=0)
+    Coreset(X, 3).fit(size=40, random_state=0).solve("lloyd", random_state=0)
+    cost = rng.uniform(size=(30, 3))
+    for method in ("sweeps", "newton"):
+        sinkhorn_box(None, cost, 0.1, lower=0.2, upper=0.5, maxiter=50, method=method)
+
+
 #: The areas with numba kernels and a small call through each one's public API. Public calls,
 #: not the kernels themselves: they reach the kernels with the argument types of real use.
 _AREAS = {
@@ -129,6 +143,7 @@ _AREAS = {
     "manifold": _warm_manifold,
     "ot": _warm_ot,
     "network": _warm_network,
+    "cluster": _warm_cluster,
 }
 
 
@@ -143,8 +158,8 @@ def warmup(areas=None) -> dict[str, float]:
     Parameters
     ----------
     areas : sequence of str, optional
-        Which of ``"quantreg"``, ``"quantized"``, ``"manifold"``, ``"ot"``, ``"network"`` to warm;
-        all of them by default.
+        Which of ``"quantreg"``, ``"quantized"``, ``"manifold"``, ``"ot"``, ``"network"``,
+        ``"cluster"`` to warm; all of them by default.
 
     Returns
     -------

@@ -34,6 +34,7 @@ AREAS = (
     "statcore.manifold",
     "statcore.shift",
     "statcore.ot",
+    "statcore.cluster",
     "statcore.distributed",
 )
 
@@ -658,6 +659,136 @@ def case_ot():
         sinkhorn_divergence(x, y, a, b, epsilon=0.5, maxiter=500)
 
     return inputs, call
+
+
+@case("statcore.ot.sinkhorn_box")
+def case_sinkhorn_box():
+    from statcore.ot import sinkhorn_box
+
+    rng = _rng(11)
+
+    def call(a, cost, lower, upper):
+        sinkhorn_box(a, cost, 0.5, lower=lower, upper=upper, maxiter=500)
+
+    return {
+        "a": np.full(12, 1 / 12),
+        "cost": rng.uniform(size=(12, 3)),
+        "lower": np.full(3, 0.2),
+        "upper": pd.Series([0.5, 0.5, 0.5]),
+    }, call
+
+
+# -- statcore.cluster --------------------------------------------------------------------------
+
+
+def _clusters(n=60, seed=12):
+    rng = _rng(seed)
+    labels = np.repeat([0, 1, 2], n // 3)
+    X = rng.standard_normal((n, 2)) + 4.0 * np.array([[0, 0], [1, 0], [0, 1]])[labels]
+    return X, labels
+
+
+@case("statcore.cluster.HardnessFingerprint", "statcore.cluster.fingerprint_map")
+def case_hardness_fingerprint():
+    from statcore.cluster import HardnessFingerprint, fingerprint_map
+
+    X, labels = _clusters()
+
+    def call(X, labels, frame):
+        first = HardnessFingerprint(X, labels).fit(n_resamples=20, random_state=0)
+        second = HardnessFingerprint(frame, pd.Series(labels, index=frame.index)).fit(
+            n_resamples=20, h1=False, random_state=0
+        )
+        first.tidy()
+        fingerprint_map([first, second, first])
+
+    return {"X": X, "labels": labels, "frame": pd.DataFrame(X, index=_index(len(X)))}, call
+
+
+@case(
+    "statcore.cluster.ClusteringBenchmark",
+    "statcore.cluster.clustering_accuracy",
+    "statcore.cluster.external_scores",
+)
+def case_clustering_benchmark():
+    from statcore.cluster import ClusteringBenchmark, clustering_accuracy, external_scores
+
+    X, labels = _clusters()
+
+    def call(X, labels, predicted):
+        ClusteringBenchmark({"three": (X, labels)}, ["kmeans"]).fit(seeds=1, random_state=0)
+        clustering_accuracy(labels, predicted)
+        external_scores(labels, predicted)
+
+    return {"X": X, "labels": labels, "predicted": labels[::-1].copy()}, call
+
+
+@case("statcore.cluster.SizeConstrainedAnchorClustering")
+def case_size_constrained_anchor_clustering():
+    from statcore.cluster import SizeConstrainedAnchorClustering
+
+    X, _ = _clusters(90)
+
+    def call(X, size_bounds):
+        res = SizeConstrainedAnchorClustering(X, 3, n_anchors=20, size_bounds=size_bounds).fit(
+            maxiter=5, random_state=0
+        )
+        res.predict(X)
+
+    return {"X": X, "size_bounds": np.array([0.8, 1.2])}, call
+
+
+@case(
+    "statcore.cluster.Coreset",
+    "statcore.cluster.disagreement",
+    "statcore.cluster.eps_close",
+    "statcore.cluster.resilience",
+)
+def case_coreset():
+    from statcore.cluster import Coreset, disagreement, eps_close, resilience
+
+    X, labels = _clusters(300)
+
+    def call(X, weights, labels, chunks):
+        res = Coreset(X, 3, weights=weights).fit(size=60, random_state=0)
+        solution = res.solve(random_state=0)
+        res.cost(solution.centres)
+        Coreset.from_chunks(chunks, 3, size=40, random_state=0)
+        disagreement(labels, labels[::-1])
+        eps_close(X, 0.05, random_state=0)
+        resilience(X, 3, eps_grid=[0.05], size=60, n_seeds=1, compare_kmeans=False, random_state=0)
+
+    inputs = {"X": X, "weights": np.ones(len(X)), "labels": labels}
+    inputs["chunks"] = [X[:150], X[150:]]
+    return inputs, call
+
+
+@case("statcore.cluster.FairRangeKClustering")
+def case_fair_range():
+    from statcore.cluster import FairRangeKClustering
+
+    rng = _rng(13)
+    clients = pd.DataFrame(rng.uniform(size=(20, 2)), index=_index(20))
+    facilities = rng.uniform(size=(6, 2))
+
+    def call(clients, facilities, capacities, groups):
+        model = FairRangeKClustering(
+            clients,
+            facilities,
+            k=2,
+            capacities=capacities,
+            groups=groups,
+            ranges={"a": (1, 1), "b": (1, 1)},
+        )
+        model.fit(method="milp")
+        model.fit(method="tree", random_state=0)
+
+    return {
+        "clients": clients,
+        "facilities": facilities,
+        "capacities": np.full(6, 12),
+        "groups": np.array(["a", "a", "a", "b", "b", "b"]),
+    }, call
 
 
 # -- statcore.distributed ----------------------------------------------------------------------

@@ -1,1 +1,62 @@
-"""Clustering: shared geometry kernels, hardness fingerprints, size-constrained clustering."""
+"""Clustering: hardness fingerprints and benchmarks, size-constrained anchor graph clustering,
+coresets, capacitated fair-range clustering, on one set of shared geometry kernels.
+
+References
+----------
+CHB: a diagnostic toolkit for hardness-aware clustering evaluation. ICML 2026 (poster 65800).
+Liu, J. SC-FAGC: size constrained fast anchor-based graph clustering. ICML 2026 (poster 65836).
+Prabhu, M., Schwiegelshohn, C. and Shyam, S. Approximation preserving coresets. ICML 2026,
+arXiv:2606.17316.
+Norouzi-Fard, A., Lattanzi, S., Bateni, M. and Monemizadeh, M. Resilient coresets and
+consistent clustering. ICML 2026 (poster 65810).
+Gadekar, A. and Thejaswi, S. Capacitated fair-range clustering: hardness and approximation
+algorithms. arXiv:2505.15905.
+"""
+
+from statcore.cluster import simulate
+from statcore.cluster.anchor import AnchorClusteringResults, SizeConstrainedAnchorClustering
+from statcore.cluster.benchmark import (
+    AuditResults,
+    BenchmarkResults,
+    ClusteringBenchmark,
+    RegimeResults,
+    clustering_accuracy,
+    external_scores,
+)
+from statcore.cluster.coreset import (
+    ApproximationCheck,
+    Coreset,
+    CoresetResults,
+    CoresetSolution,
+    ResilienceResults,
+    disagreement,
+    eps_close,
+    resilience,
+)
+from statcore.cluster.fairrange import FairRangeKClustering, FairRangeResults
+from statcore.cluster.hardness import HardnessFingerprint, HardnessResults, fingerprint_map
+
+__all__ = [
+    "AnchorClusteringResults",
+    "ApproximationCheck",
+    "AuditResults",
+    "BenchmarkResults",
+    "ClusteringBenchmark",
+    "Coreset",
+    "CoresetResults",
+    "CoresetSolution",
+    "FairRangeKClustering",
+    "FairRangeResults",
+    "HardnessFingerprint",
+    "HardnessResults",
+    "RegimeResults",
+    "ResilienceResults",
+    "SizeConstrainedAnchorClustering",
+    "clustering_accuracy",
+    "disagreement",
+    "eps_close",
+    "external_scores",
+    "fingerprint_map",
+    "resilience",
+    "simulate",
+]

@@ -12,9 +12,11 @@ so callers centre their points first (:func:`centred`). A point's distance to it
 to exactly 0. The kernels that must not hold an n x n array (Prim's tree, the landmarks, the
 nearest-centre assignment) work from the coordinates directly instead, O(d) per pair.
 
-Blocks of query rows are independent, so the kNN search has a ``parallel=True`` variant over
-blocks; each row's result is computed in the same order in both variants, so they agree
-exactly.
+Each block's product is small (256 x 256 x d), so BLAS gets one thread for it: its own threads
+would only add start-up costs there, and on a busy machine they slowed the blocked kernels
+tenfold and more. Blocks of query rows are independent, so the kNN search has a
+``parallel=True`` variant over blocks; each row's result is computed in the same order in both
+variants, so they agree exactly.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import math
 
 import numpy as np
 from numba import prange
+from threadpoolctl import threadpool_limits
 
 from statcore._numba import njit
 
@@ -43,6 +46,10 @@ def _metric_code(metric: str) -> int:
         return METRICS[metric]
     except KeyError:
         raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}") from None
+
+
+def _one_blas_thread():
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _prepared(X: np.ndarray, code: int) -> tuple[np.ndarray, np.ndarray]:
@@ -102,17 +109,15 @@ def pairwise_distances(X, Y=None, metric: str = "sqeuclidean") -> np.ndarray:
     """
     code = _metric_code(metric)
     X, x_sq = _prepared(X, code)
-    if Y is None:
-        return _pairwise(X, x_sq, X, x_sq, code, True)
-    Y, y_sq = _prepared(Y, code)
-    return _pairwise(X, x_sq, Y, y_sq, code, False)
+    same = Y is None
+    Y, y_sq = (X, x_sq) if same else _prepared(Y, code)
+    with _one_blas_thread():
+        return _pairwise(X, x_sq, Y, y_sq, code, same)
 
 
 @njit
 def _insert(dist_row, idx_row, k, value, j):
-    """Insert (value, j) into the ascending top-k row, ties to the lower index."""
-    if value > dist_row[k - 1] or (value == dist_row[k - 1] and j > idx_row[k - 1]):
-        return
+    """Insert (value, j) into the ascending top-k row that it beats, ties to the lower index."""
     pos = k - 1
     while pos > 0 and (
         dist_row[pos - 1] > value or (dist_row[pos - 1] == value and idx_row[pos - 1] > j)
@@ -127,18 +132,24 @@ def _insert(dist_row, idx_row, k, value, j):
 @njit
 def _knn_rows(X, x_sq, Y, y_sq, k, code, same, exclude_self, i0, i1, dist, idx, buf):
     m = Y.shape[0]
-    for a in range(i1 - i0):
-        for t in range(k):
-            dist[i0 + a, t] = np.inf
-            idx[i0 + a, t] = m
+    dist[i0:i1] = np.inf
+    idx[i0:i1] = m
     for j0 in range(0, m, BLOCK):
         j1 = min(j0 + BLOCK, m)
         _block(X, x_sq, i0, i1, Y, y_sq, j0, j1, code, same, buf)
         for a in range(i1 - i0):
+            # one row view per row and block: the worst kept distance rejects most pairs at once
+            dist_row = dist[i0 + a]
+            idx_row = idx[i0 + a]
+            worst = dist_row[k - 1]
             for b in range(j1 - j0):
-                if exclude_self and i0 + a == j0 + b:
+                value = buf[a, b]
+                if value > worst or (exclude_self and i0 + a == j0 + b):
                     continue
-                _insert(dist[i0 + a], idx[i0 + a], k, buf[a, b], j0 + b)
+                if value == worst and j0 + b > idx_row[k - 1]:
+                    continue
+                _insert(dist_row, idx_row, k, value, j0 + b)
+                worst = dist_row[k - 1]
 
 
 @njit
@@ -193,33 +204,54 @@ def knn(
         Y, y_sq = _prepared(Y, code)
         exclude_self = False
     kernel = _knn_parallel if parallel else _knn
-    return kernel(X, x_sq, Y, y_sq, int(k), code, same, bool(exclude_self))
+    with _one_blas_thread():
+        return kernel(X, x_sq, Y, y_sq, int(k), code, same, bool(exclude_self))
+
+
+@njit
+def nearest_centre(X, i, C):
+    """Row ``i``'s nearest centre and squared distance, ties to the lower centre."""
+    d = X.shape[1]
+    top = np.inf
+    arg = 0
+    for c in range(C.shape[0]):
+        acc = 0.0
+        for t in range(d):
+            diff = X[i, t] - C[c, t]
+            acc += diff * diff
+        if acc < top:
+            top = acc
+            arg = c
+    return arg, top
 
 
 @njit
 def _assign(X, C):
-    n, k, d = X.shape[0], C.shape[0], X.shape[1]
+    n = X.shape[0]
     labels = np.empty(n, dtype=np.int64)
     best = np.empty(n)
     for i in range(n):
-        top = np.inf
-        arg = 0
-        for c in range(k):
-            acc = 0.0
-            for t in range(d):
-                diff = X[i, t] - C[c, t]
-                acc += diff * diff
-            if acc < top:
-                top = acc
-                arg = c
-        labels[i] = arg
-        best[i] = top
+        labels[i], best[i] = nearest_centre(X, i, C)
     return labels, best
 
 
-def assign_nearest(X, centres):
-    """Each row's nearest centre: ``(labels, squared distances)``, ties to the lower centre."""
-    return _assign(
+@njit(parallel=True)
+def _assign_parallel(X, C):
+    n = X.shape[0]
+    labels = np.empty(n, dtype=np.int64)
+    best = np.empty(n)
+    for i in prange(n):
+        labels[i], best[i] = nearest_centre(X, i, C)
+    return labels, best
+
+
+def assign_nearest(X, centres, *, parallel: bool = False):
+    """Each row's nearest centre: ``(labels, squared distances)``, ties to the lower centre.
+
+    ``parallel=True`` splits the rows over numba's threads, with the same result.
+    """
+    kernel = _assign_parallel if parallel else _assign
+    return kernel(
         np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(centres, dtype=np.float64)
     )
 
@@ -417,22 +449,22 @@ def class_distance_sums(X, labels, n_classes: int):
     sorted_labels = np.ascontiguousarray(labels[order])
     starts = np.searchsorted(sorted_labels, np.arange(int(n_classes) + 1)).astype(np.int64)
     X, x_sq = _prepared(np.asarray(X, dtype=np.float64)[order], 1)
-    sums, near_same, near_other = _class_sums(X, x_sq, sorted_labels, starts)
+    with _one_blas_thread():
+        sums, near_same, near_other = _class_sums(X, x_sq, sorted_labels, starts)
     out = np.empty_like(sums), np.empty(len(order)), np.empty(len(order))
     out[0][order], out[1][order], out[2][order] = sums, near_same, near_other
     out[1][out[1] >= _FAR], out[2][out[2] >= _FAR] = np.inf, np.inf
     return out
 
 
-def silhouette_samples(X, labels) -> np.ndarray:
-    """Silhouette of each point under ``labels`` (integers 0..K-1), as scikit-learn defines it.
+def silhouette_from_sums(sums, labels) -> np.ndarray:
+    """Silhouettes from :func:`class_distance_sums`' per-class sums, as scikit-learn defines them.
 
     ``a_i`` is the mean distance to the rest of its class, ``b_i`` the smallest mean distance to
     another class, ``s_i = (b_i - a_i) / max(a_i, b_i)``; a point alone in its class gets 0.
     """
-    labels = np.ascontiguousarray(labels, dtype=np.int64)
-    counts = np.bincount(labels)
-    sums, _, _ = class_distance_sums(X, labels, counts.size)
+    labels = np.asarray(labels, dtype=np.int64)
+    counts = np.bincount(labels, minlength=sums.shape[1])
     n = labels.size
     own = counts[labels]
     a = sums[np.arange(n), labels] / np.maximum(own - 1, 1)
@@ -443,3 +475,10 @@ def silhouette_samples(X, labels) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         s = (b - a) / np.maximum(a, b)
     return np.where(own > 1, np.nan_to_num(s), 0.0)
+
+
+def silhouette_samples(X, labels) -> np.ndarray:
+    """Silhouette of each point under ``labels`` (integers 0..K-1): :func:`silhouette_from_sums`."""
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    sums, _, _ = class_distance_sums(X, labels, int(labels.max()) + 1)
+    return silhouette_from_sums(sums, labels)

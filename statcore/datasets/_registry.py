@@ -165,6 +165,34 @@ DATASETS: dict[str, Table | Network] = {
                 "and Methodology in Science and Engineering, 2nd ed., Wiley. Public domain."
             ),
         ),
+        Table(
+            name="anes96",
+            file="anes96.csv",
+            columns={
+                "popul": INT,
+                "TVnews": INT,
+                "selfLR": INT,
+                "ClinLR": INT,
+                "DoleLR": INT,
+                "PID": INT,
+                "age": INT,
+                "educ": INT,
+                "income": INT,
+                "vote": INT,
+                "logpopul": FLOAT,
+            },
+            nobs=944,
+            description=(
+                "1996 American National Election Study: 944 respondents' age, education "
+                "(1-7: grades to PhD), income bracket (1-24), party identification, left-right "
+                "self-placement and placements of Clinton and Dole, TV news days, town "
+                "population, expected Dole vote."
+            ),
+            source=(
+                "statsmodels.datasets.anes96; The American National Election Studies "
+                "(www.electionstudies.org), 1996 Time Series Study. Public domain."
+            ),
+        ),
         Network(
             name="karate",
             edges_file="karate.edgelist",

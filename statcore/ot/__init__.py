@@ -3,8 +3,10 @@
 ``sinkhorn`` solves a problem given its cost matrix; ``sinkhorn_points`` and
 ``sinkhorn_divergence`` work on two point clouds with costs recomputed inside numba kernels, in
 O(n + m) memory. All iterate to a tolerance on the plan's marginals, with epsilon-scaling, and
-report how they stopped in one iteration record (``result.iterations``). The solver layer
-other areas build on is public in :mod:`statcore.ot.solver` and :mod:`statcore.ot.costs`.
+report how they stopped in one iteration record (``result.iterations``). ``sinkhorn_box``
+solves the problem whose column marginals lie between two bounds (double-bounded OT). The
+solver layer other areas build on is public in :mod:`statcore.ot.solver`,
+:mod:`statcore.ot.box` and :mod:`statcore.ot.costs`.
 
 References
 ----------
@@ -14,15 +16,18 @@ divergences. AISTATS.
 """
 
 from statcore.ot._costs import METRICS, cost_matrix
+from statcore.ot.box import BoxSinkhornResult, sinkhorn_box
 from statcore.ot.results import SinkhornDivergenceResult, SinkhornResult
 from statcore.ot.solver import sinkhorn, sinkhorn_divergence, sinkhorn_points
 
 __all__ = [
     "METRICS",
+    "BoxSinkhornResult",
     "SinkhornDivergenceResult",
     "SinkhornResult",
     "cost_matrix",
     "sinkhorn",
+    "sinkhorn_box",
     "sinkhorn_divergence",
     "sinkhorn_points",
 ]

@@ -520,3 +520,272 @@ def pairwise_points_parallel(x, yt, code):
     for i in prange(n):
         _row_costs(x, i, yt, code, out[i])
     return out
+
+
+@njit
+def _box_row_potentials(cost, g, eps_log_a, eps, out):
+    """``out_i = eps log a_i - eps log sum_j exp((g_j - C_ij) / eps)``: the exact row update
+    of the box problem (rows of the plan then sum to ``a``)."""
+    n, m = cost.shape
+    inv_eps = 1.0 / eps
+    for i in range(n):
+        top = -np.inf
+        for j in range(m):
+            top = max(top, (g[j] - cost[i, j]) * inv_eps)
+        total = 0.0
+        for j in range(m):
+            total += math.exp((g[j] - cost[i, j]) * inv_eps - top)
+        out[i] = eps_log_a[i] - eps * (top + math.log(total))
+
+
+@njit
+def _box_col_potentials(cost_t, f, log_lower, log_upper, eps, g):
+    """The exact maximisation of the dual in each column potential, the clipped scaling
+    ``g_j = min(max(0, eps (log l_j - r_j)), eps (log u_j - r_j))`` with
+    ``r_j = log sum_i exp((f_i - C_ij) / eps)`` (``cost_t`` is the (m, n) transpose)."""
+    m, n = cost_t.shape
+    inv_eps = 1.0 / eps
+    for j in range(m):
+        top = -np.inf
+        for i in range(n):
+            top = max(top, (f[i] - cost_t[j, i]) * inv_eps)
+        total = 0.0
+        for i in range(n):
+            total += math.exp((f[i] - cost_t[j, i]) * inv_eps - top)
+        r = top + math.log(total)
+        g[j] = min(max(0.0, eps * (log_lower[j] - r)), eps * (log_upper[j] - r))
+
+
+@njit
+def box_sinkhorn(cost, cost_t, a, log_a, log_lower, log_upper, eps, f, g, maxiter, tol):
+    """Dual block ascent of entropic transport with box column marginals, in the log domain.
+
+    Solves ``min <C, P> + eps sum P (log P - 1)`` over ``P >= 0`` with ``P 1 = a`` and
+    ``l <= P^T 1 <= u`` (``log_lower`` may hold -inf, ``log_upper`` +inf). ``f`` (n) and ``g``
+    (m) hold the starting potentials and receive the solution; the plan is
+    ``exp((f_i + g_j - C_ij) / eps)``, whose columns lie in the box exactly (``g`` is the last
+    block updated) and whose rows are ``a_i exp((f_i - f'_i) / eps)`` with ``f'`` the next row
+    update. Returns ``(n_iter, L1 row error)``; stops once the error is at most ``tol``.
+    """
+    n = cost.shape[0]
+    eps_log_a = eps * log_a
+    f_next = np.empty(n)
+    _box_row_potentials(cost, g, eps_log_a, eps, f)
+    n_iter = 0
+    while True:
+        _box_col_potentials(cost_t, f, log_lower, log_upper, eps, g)
+        _box_row_potentials(cost, g, eps_log_a, eps, f_next)
+        n_iter += 1
+        error = 0.0
+        for i in range(n):
+            error += a[i] * abs(math.expm1((f[i] - f_next[i]) / eps))
+        # leaving before f moves keeps the columns of (f, g) exactly in the box
+        if error <= tol or n_iter >= maxiter:
+            return n_iter, error
+        f[:] = f_next
+
+
+@njit
+def _box_reduced(cost, a, g, eps, lower, upper, p, colsum):
+    """The dual of the box problem with the row potentials eliminated, at ``g``:
+    ``-eps sum_i a_i log sum_j exp((g_j - C_ij) / eps) + sum_j h_j(g_j)`` with ``h_j(x) = x l_j``
+    for ``x >= 0`` and ``x u_j`` below (constants dropped). Fills ``p`` with the rows' softmax
+    (the plan divided by ``a_i``, rows exact) and ``colsum`` with the plan's columns."""
+    n, m = cost.shape
+    inv_eps = 1.0 / eps
+    value = 0.0
+    colsum[:] = 0.0
+    for i in range(n):
+        top = -np.inf
+        for j in range(m):
+            p[i, j] = (g[j] - cost[i, j]) * inv_eps
+            top = max(top, p[i, j])
+        total = 0.0
+        for j in range(m):
+            p[i, j] = math.exp(p[i, j] - top)
+            total += p[i, j]
+        for j in range(m):
+            p[i, j] /= total
+            colsum[j] += a[i] * p[i, j]
+        value -= eps * a[i] * (top + math.log(total))
+    for j in range(m):
+        if g[j] > 0.0:
+            value += g[j] * lower[j]
+        elif g[j] < 0.0:
+            value += g[j] * upper[j]
+    return value
+
+
+@njit
+def _box_residual(g, colsum, lower, upper, out):
+    """The dual's (sub)gradient in ``g`` closest to 0: the bound a column is held to minus its
+    mass; 0 for a free column (``g_j = 0``) whose mass lies in the box. Returns its L1 norm."""
+    total = 0.0
+    for j in range(g.shape[0]):
+        if g[j] > 0.0:
+            target = lower[j]
+        elif g[j] < 0.0:
+            target = upper[j]
+        else:
+            target = min(max(colsum[j], lower[j]), upper[j])
+        out[j] = target - colsum[j]
+        total += abs(out[j])
+    return total
+
+
+#: L1 residual below which box_newton takes full steps (no line search)
+_NEWTON_LOCAL = 1e-6
+
+
+@njit
+def _box_search(cost, a, lower, upper, eps, g, direction, residual, value, trial, trial_p, cols):
+    """Backtracking (Armijo) along ``direction`` from ``g``, stopping at the first kink
+    (a ``g_j`` with ``l_j < u_j`` changing sign) it would cross. Returns the accepted value,
+    or NaN when none of 40 halvings ascends; ``trial``, ``trial_p`` and ``cols`` hold the
+    accepted point's potentials, softmax rows and columns."""
+    m = g.shape[0]
+    length, kink = 1.0, -1
+    for j in range(m):
+        if lower[j] < upper[j] and g[j] != 0.0 and g[j] * (g[j] + direction[j]) < 0.0:
+            reach = -g[j] / direction[j]
+            if reach < length:
+                length, kink = reach, j
+    slope = 0.0
+    for j in range(m):
+        slope += residual[j] * direction[j]
+    if not slope > 0.0:
+        return np.nan
+    at_kink = kink >= 0
+    for _ in range(40):
+        for j in range(m):
+            trial[j] = g[j] + length * direction[j]
+        if at_kink:
+            trial[kink] = 0.0
+        new_value = _box_reduced(cost, a, trial, eps, lower, upper, trial_p, cols)
+        if new_value >= value + 1e-4 * length * slope:
+            return new_value
+        length *= 0.5
+        at_kink = False
+    return np.nan
+
+
+@njit
+def _box_direction(hess, residual, work, direction):
+    """``direction`` solving the damped Newton system on the working columns, 0 elsewhere."""
+    index = np.flatnonzero(work)
+    size = index.shape[0]
+    sub, rhs = np.empty((size, size)), np.empty(size)
+    for s in range(size):
+        rhs[s] = residual[index[s]]
+        for t in range(size):
+            sub[s, t] = hess[index[s], index[t]]
+    direction[:] = 0.0
+    if size == 0:
+        return
+    step = np.linalg.solve(sub, rhs)
+    for s in range(size):
+        direction[index[s]] = step[s]
+
+
+@njit
+def box_newton(cost, a, lower, upper, eps, g, maxiter, tol):
+    """Damped Newton ascent on the box problem's dual in the column potentials ``g`` alone
+    (the row potentials eliminated exactly), for few columns: an m x m solve per step.
+
+    The dual is concave, smooth except where a ``g_j`` with ``l_j < u_j`` changes sign, and
+    flat along ``g + t 1`` between such kinks. Each step solves ``(H + mu I) d = r`` for the
+    residual ``r`` (the subgradient nearest 0) with the Levenberg-Marquardt damping
+    ``mu = |r|_1 / eps`` (steps of at most about ``eps`` far from the solution, Newton's
+    quadratic convergence near it), keeps a column at its kink (``g_j = 0``) from moving
+    against its residual, stops at the first kink the step would cross and backtracks; when
+    that fails, a diagonally scaled gradient step (always an ascent direction) is tried.
+    ``g`` (the start) receives the result. Returns ``(n_iter, L1 residual)``, the residual
+    being the columns' distance from their bounds plus the complementary slackness
+    violation; stops once it is at most ``tol``.
+    """
+    n, m = cost.shape
+    p, trial_p = np.empty((n, m)), np.empty((n, m))
+    colsum, trial_cols, residual = np.empty(m), np.empty(m), np.empty(m)
+    trial, direction = np.empty(m), np.empty(m)
+    value = _box_reduced(cost, a, g, eps, lower, upper, p, colsum)
+    error = _box_residual(g, colsum, lower, upper, residual)
+    n_iter = 0
+    while error > tol and n_iter < maxiter:
+        n_iter += 1
+        # the dual's Hessian is -(diag(colsum) - P^T diag(1/a) P) / eps
+        hess = np.zeros((m, m))
+        for i in range(n):
+            for s in range(m):
+                ps = a[i] * p[i, s]
+                for t in range(m):
+                    hess[s, t] -= ps * p[i, t]
+        for s in range(m):
+            hess[s, s] += colsum[s]
+            for t in range(m):
+                hess[s, t] /= eps
+            hess[s, s] += error
+        work = np.empty(m, dtype=np.bool_)
+        for j in range(m):
+            work[j] = g[j] != 0.0 or residual[j] != 0.0
+        _box_direction(hess, residual, work, direction)
+        # a column at its kink that the step would move against its residual stays there
+        changed = True
+        while changed:
+            changed = False
+            for j in range(m):
+                if work[j] and g[j] == 0.0 and direction[j] * residual[j] <= 0.0:
+                    work[j] = False
+                    changed = True
+            if changed:
+                _box_direction(hess, residual, work, direction)
+        if error < _NEWTON_LOCAL:
+            # near the solution the dual's gains fall under its rounding, so a line search
+            # would stall: the full step is taken and kept while the residual shrinks
+            for j in range(m):
+                trial[j] = g[j] + direction[j]
+                if g[j] != 0.0 and lower[j] < upper[j] and g[j] * trial[j] < 0.0:
+                    trial[j] = 0.0
+            new_value = _box_reduced(cost, a, trial, eps, lower, upper, trial_p, trial_cols)
+            new_error = _box_residual(trial, trial_cols, lower, upper, direction)
+            if not new_error < error:
+                break
+        else:
+            new_value = _box_search(
+                cost,
+                a,
+                lower,
+                upper,
+                eps,
+                g,
+                direction,
+                residual,
+                value,
+                trial,
+                trial_p,
+                trial_cols,
+            )
+        if np.isnan(new_value):
+            for j in range(m):
+                direction[j] = residual[j] / hess[j, j]
+            new_value = _box_search(
+                cost,
+                a,
+                lower,
+                upper,
+                eps,
+                g,
+                direction,
+                residual,
+                value,
+                trial,
+                trial_p,
+                trial_cols,
+            )
+            if np.isnan(new_value):
+                break
+        g[:] = trial
+        value = new_value
+        p[:, :] = trial_p
+        colsum[:] = trial_cols
+        error = _box_residual(g, colsum, lower, upper, residual)
+    return n_iter, error

@@ -154,7 +154,7 @@ def test_borrowed_backend_closes_only_what_it_made():
 
 # --- every public model and every iterative routine follows them -----------------------------
 
-AREAS = ("quantized", "quantreg", "ridge", "network", "manifold", "shift", "ot")
+AREAS = ("quantized", "quantreg", "ridge", "network", "manifold", "shift", "ot", "cluster")
 
 
 def _public_models():
@@ -187,9 +187,10 @@ def _stopped_early():
     """One tiny call per iterative public routine, each with an iteration limit too small."""
     import networkx as nx
 
+    from statcore.cluster import Coreset, SizeConstrainedAnchorClustering
     from statcore.manifold import SPD, frechet_mean
     from statcore.network import LatentSpaceModel
-    from statcore.ot import sinkhorn, sinkhorn_divergence, sinkhorn_points
+    from statcore.ot import sinkhorn, sinkhorn_box, sinkhorn_divergence, sinkhorn_points
     from statcore.quantized import (
         QuantizedCompressedSensing,
         QuantizedCovariance,
@@ -242,6 +243,17 @@ def _stopped_early():
         ),
         "DataShifts.fit": lambda: DataShifts(big, big[:, 0], big + 1, big[:, 0], epsilon=0.01).fit(
             maxiter=1
+        ),
+        "sinkhorn_box": lambda: sinkhorn_box(
+            uniform, cost, 0.01, lower=0.0, upper=0.05, maxiter=1, tol=1e-14
+        ),
+        "SizeConstrainedAnchorClustering.fit": lambda: SizeConstrainedAnchorClustering(
+            big, 2, n_anchors=10
+        ).fit(maxiter=1, tol=1e-14, random_state=0),
+        "CoresetResults.solve('lloyd')": lambda: (
+            Coreset(X2, 3)
+            .fit(size=100, random_state=0)
+            .solve("lloyd", n_init=1, maxiter=1, tol=1e-14, random_state=0)
         ),
         "solve_kappa": lambda: solve_kappa(
             1e-3, 2.0, np.linspace(0.1, 3, 50), maxiter=1, tol=1e-15, return_record=True

@@ -61,6 +61,22 @@ TABLES = {
         21,
         {"STACKLOSS": "int64", "AIRFLOW": "int64", "WATERTEMP": "int64", "ACIDCONC": "int64"},
     ),
+    "anes96": (
+        944,
+        {
+            "popul": "int64",
+            "TVnews": "int64",
+            "selfLR": "int64",
+            "ClinLR": "int64",
+            "DoleLR": "int64",
+            "PID": "int64",
+            "age": "int64",
+            "educ": "int64",
+            "income": "int64",
+            "vote": "int64",
+            "logpopul": "float64",
+        },
+    ),
 }
 # networkx constructor, nodes, edges, node attributes, edge attributes
 NETWORKS = {
