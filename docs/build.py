@@ -37,6 +37,9 @@ API_AREAS = [
     ("statcore.quantized", "Quantized data"),
     ("statcore.network", "Networks"),
     ("statcore.cluster", "Clustering"),
+    ("statcore.select", "Coreset selection for in-context learning"),
+    ("statcore.geometry", "Intrinsic dimension and representational alignment"),
+    ("statcore.outliers", "Outlier-detector ensemble selection"),
     ("mlcore", "mlcore: results and devices"),
     ("mlcore.functional", "mlcore: functional"),
     ("mlcore.losses", "mlcore: losses"),
@@ -44,6 +47,7 @@ API_AREAS = [
     ("mlcore.tta", "mlcore: test-time adaptation"),
     ("mlcore.diffusion", "mlcore: diffusion"),
     ("mlcore.pruning", "mlcore: pruning"),
+    ("mlcore.analysis", "mlcore: analysis"),
     ("mlcore.results", "mlcore: training and evaluation results"),
 ]
 

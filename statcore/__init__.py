@@ -34,13 +34,16 @@ _SUBMODULES = (
     "datasets",
     "distributed",
     "formula",
+    "geometry",
     "manifold",
     "network",
+    "outliers",
     "ot",
     "quantized",
     "quantreg",
     "results",
     "ridge",
+    "select",
     "shift",
 )
 

@@ -135,6 +135,22 @@ def _warm_cluster(rng):
         sinkhorn_box(None, cost, 0.1, lower=0.2, upper=0.5, maxiter=50, method=method)
 
 
+def _warm_select(rng):
+    from statcore.select import CoresetSelector
+
+    CoresetSelector(rng.normal(size=(60, 4)), n_neighbors=5).select(5, random_state=0)
+
+
+def _warm_geometry(rng):
+    from statcore.geometry import LocalID, alignment
+
+    X = rng.normal(size=(80, 3))
+    for method in ("mle", "twonn", "gride"):
+        LocalID(X).fit(method=method, k=10, n_resamples=5, random_state=0)
+    for metric in ("mutual_knn", "cknna"):
+        alignment(X, X**2, metric=metric, k=5, n_resamples=5, random_state=0)
+
+
 #: The areas with numba kernels and a small call through each one's public API. Public calls,
 #: not the kernels themselves: they reach the kernels with the argument types of real use.
 _AREAS = {
@@ -144,6 +160,8 @@ _AREAS = {
     "ot": _warm_ot,
     "network": _warm_network,
     "cluster": _warm_cluster,
+    "select": _warm_select,
+    "geometry": _warm_geometry,
 }
 
 
@@ -159,7 +177,7 @@ def warmup(areas=None) -> dict[str, float]:
     ----------
     areas : sequence of str, optional
         Which of ``"quantreg"``, ``"quantized"``, ``"manifold"``, ``"ot"``, ``"network"``,
-        ``"cluster"`` to warm; all of them by default.
+        ``"cluster"``, ``"select"``, ``"geometry"`` to warm; all of them by default.
 
     Returns
     -------

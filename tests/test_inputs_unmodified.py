@@ -35,6 +35,9 @@ AREAS = (
     "statcore.shift",
     "statcore.ot",
     "statcore.cluster",
+    "statcore.select",
+    "statcore.geometry",
+    "statcore.outliers",
     "statcore.distributed",
 )
 
@@ -54,6 +57,11 @@ EXCLUDED = {
     "statcore.manifold.Manifold": "abstract base class",
     # scalar designs: sizes, levels and seeds in, fresh draws out
     "statcore.ridge.paper_design": "takes sizes and scalars",
+    # MetaEns's pool is a list of family names; a family is read off a detector's name; the
+    # score tables are read from a file
+    "statcore.outliers.DetectorPool": "takes family names",
+    "statcore.outliers.detector_family": "takes a detector name",
+    "statcore.outliers.load_score_tables": "takes a path",
 }
 
 COVERED: set[str] = set()
@@ -789,6 +797,95 @@ def case_fair_range():
         "capacities": np.full(6, 12),
         "groups": np.array(["a", "a", "a", "b", "b", "b"]),
     }, call
+
+
+# -- statcore.select, statcore.geometry, statcore.outliers ------------------------------------
+
+
+@case("statcore.select.CoresetSelector")
+def case_coreset_selector():
+    from statcore.select import CoresetSelector
+
+    def call(embeddings, frame):
+        CoresetSelector(embeddings, n_neighbors=5).select(6, random_state=0).summary()
+        CoresetSelector(frame, metric="euclidean", n_neighbors=5).select(
+            6, method="facility_location"
+        )
+
+    X, _ = _clusters()
+    return {"embeddings": X, "frame": pd.DataFrame(X, index=_index(len(X)))}, call
+
+
+@case(
+    "statcore.geometry.LocalID",
+    "statcore.geometry.GlobalID",
+    "statcore.geometry.alignment",
+    "statcore.geometry.AlignmentStudy",
+    "statcore.geometry.twonn_dimension",
+)
+def case_geometry():
+    from statcore.geometry import AlignmentStudy, GlobalID, LocalID, alignment, twonn_dimension
+
+    rng = _rng(14)
+    A = rng.standard_normal((80, 5))
+
+    def call(A, B, accuracy, r1, r2):
+        LocalID(A).fit(k=10, n_resamples=20, random_state=0)
+        GlobalID(A).fit()
+        alignment(A, B, metric="cka", n_resamples=19, random_state=0)
+        AlignmentStudy({"a": A, "b": B, "c": 2.0 * A}, accuracy=accuracy).fit(
+            k=5, lid_k=10, n_resamples=19, random_state=0
+        )
+        twonn_dimension(r1, r2)
+
+    return {
+        "A": A,
+        "B": pd.DataFrame(A @ rng.standard_normal((5, 4))),
+        "accuracy": {"a": 0.5, "b": 0.7, "c": 0.6},
+        "r1": rng.uniform(1, 2, 50),
+        "r2": rng.uniform(2, 3, 50),
+    }, call
+
+
+@case("statcore.outliers.MetaEns", "statcore.outliers.discounted_greedy")
+def case_metaens():
+    from statcore.cluster import _kernels as K
+    from statcore.outliers import MetaEns, discounted_greedy
+
+    rng = _rng(15)
+    names = [f"KNN_k{k}" for k in (2, 5)] + [f"LOF_c{c}" for c in (1, 2)]
+
+    def table(shift):
+        X = rng.standard_normal((60, 3))
+        y = (np.arange(60) < 6).astype(int)
+        X[y == 1] += shift
+        dist, _ = K.knn(X, 5)
+        scores = np.column_stack([dist[:, 1], dist[:, 4], dist[:, :3].mean(1), dist.sum(1)])
+        return scores, y
+
+    tables = {f"t{i}": table(2.0 + i) for i in range(4)}
+
+    def call(tables, jaccard, gains):
+        fit = MetaEns(names, prior_min_count=5).fit(tables, n_estimators=(5, 5), random_state=0)
+        fit.select(scores=tables["t0"][0])
+        discounted_greedy(lambda partners, cands: gains[cands], jaccard, 0, range(4))
+
+    return {
+        "tables": tables,
+        "jaccard": np.eye(4) * 0.5 + 0.25,
+        "gains": rng.uniform(0, 0.1, 4),
+    }, call
+
+
+@case("statcore.outliers.score_pool")
+def case_score_pool():
+    pytest.importorskip("pyod")
+    from statcore.outliers import DetectorPool, score_pool
+
+    def call(X):
+        score_pool(X, DetectorPool(families=("HBOS", "KNN")), random_state=0)
+
+    return {"X": _rng(16).standard_normal((50, 3))}, call
 
 
 # -- statcore.distributed ----------------------------------------------------------------------

@@ -46,7 +46,16 @@ def test_other_numba_functions_compile_without_the_notice(tmp_path):
 
 def test_warmup_covers_every_area_and_reports_seconds():
     seconds = statcore.warmup()
-    assert list(seconds) == ["quantreg", "quantized", "manifold", "ot", "network", "cluster"]
+    assert list(seconds) == [
+        "quantreg",
+        "quantized",
+        "manifold",
+        "ot",
+        "network",
+        "cluster",
+        "select",
+        "geometry",
+    ]
     assert all(value >= 0 for value in seconds.values())
 
 
