@@ -19,8 +19,6 @@ from statcore.cluster.coreset import (
 from statcore.cluster.simulate import geometric_clusters, imbalanced_blobs
 from statcore.exceptions import ConvergenceWarning
 
-sklearn_cluster = pytest.importorskip("sklearn.cluster")
-
 
 @pytest.fixture(scope="module")
 def blobs():
@@ -32,6 +30,8 @@ def blobs():
 def best_cost(blobs):
     # the denominator of the ratios: scikit-learn's best of 5 greedy k-means++ starts on the
     # full data (the true optimum is unknown; the notes' advice: best of several full runs)
+    # only the tests that compare against scikit-learn need it; the coreset itself does not
+    sklearn_cluster = pytest.importorskip("sklearn.cluster")
     km = sklearn_cluster.KMeans(20, n_init=5, random_state=0).fit(blobs)
     return float(km.inertia_)
 
@@ -122,11 +122,14 @@ def test_resilient_coreset_is_bit_identical_at_eps_zero(blobs):
     for name in ("points", "weights", "indices", "centres"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
     np.testing.assert_array_equal(a.solve().centres, b.solve().centres)
-    table = resilience(X, 10, eps_grid=[0.0], size=500, n_seeds=2, random_state=0).table
+    table = resilience(
+        X, 10, eps_grid=[0.0], size=500, n_seeds=2, compare_kmeans=False, random_state=0
+    ).table
     assert (table["coreset"] == 0).all()
 
 
 def test_resilient_pipeline_disagrees_less_than_kmeans_on_the_uniform_cube():
+    pytest.importorskip("sklearn.cluster")  # the comparison is scikit-learn's KMeans
     # the notes' harness: n = 5000, d = 10, k = 10, X' = X (I + E) with |E|_2 = eps / 2
     X = np.random.default_rng(0).random((5000, 10))
     res = resilience(X, 10, eps_grid=[0.01, 0.05, 0.1], size=1000, n_seeds=3, random_state=0)
@@ -209,6 +212,8 @@ def test_from_chunks_gives_the_same_coreset_on_every_backend(blobs):
 
 @pytest.mark.parametrize("algorithm", ["lloyd", "sklearn", "kmedoids", "kmedian", "consistent"])
 def test_solvers_run_and_report_iterations(blobs, algorithm):
+    if algorithm == "sklearn":
+        pytest.importorskip("sklearn.cluster")
     res = Coreset(blobs[:5000], 5).fit(size=300, random_state=0)
     solution = res.solve(algorithm, random_state=0)
     assert solution.centres.shape == (5, 20)
