@@ -40,6 +40,7 @@ API_AREAS = [
     ("statcore.select", "Coreset selection for in-context learning"),
     ("statcore.geometry", "Intrinsic dimension and representational alignment"),
     ("statcore.outliers", "Outlier-detector ensemble selection"),
+    ("statcore.theory", "Predict-and-simulate tools of the theory papers"),
     ("mlcore", "mlcore: results and devices"),
     ("mlcore.functional", "mlcore: functional"),
     ("mlcore.losses", "mlcore: losses"),
@@ -48,6 +49,9 @@ API_AREAS = [
     ("mlcore.diffusion", "mlcore: diffusion"),
     ("mlcore.pruning", "mlcore: pruning"),
     ("mlcore.analysis", "mlcore: analysis"),
+    ("mlcore.decoding", "mlcore: token intervention"),
+    ("mlcore.interp", "mlcore: function vectors and head patching"),
+    ("mlcore.merging", "mlcore: task vectors, merges and the overtraining study"),
     ("mlcore.results", "mlcore: training and evaluation results"),
 ]
 

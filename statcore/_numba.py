@@ -151,6 +151,30 @@ def _warm_geometry(rng):
         alignment(X, X**2, metric=metric, k=5, n_resamples=5, random_state=0)
 
 
+def _warm_outliers(rng):
+    from statcore.outliers import MetaEns, load_score_tables
+
+    tables, names = load_score_tables()
+    few = {
+        name: (scores[:300], y[:300])
+        for name, (scores, y) in list(tables.items())[:4]
+        if y[:300].any()
+    }
+    fit = MetaEns(names, prior_min_count=50).fit(few, n_estimators=(5, 5), random_state=0)
+    fit.select(scores=next(iter(few.values()))[0])
+
+
+def _warm_theory(rng):
+    from statcore.theory import FrontierSelector, pareto_frontier
+
+    for n_benchmarks in (2, 3):
+        pareto_frontier(rng.uniform(size=(30, n_benchmarks)))
+    y = rng.normal(size=20)
+    FrontierSelector(list(range(6)), rng.uniform(size=(6, 2))).fit(
+        predictions=y[:, None] + rng.normal(size=(20, 6)), y=y, n_resamples=5, random_state=0
+    )
+
+
 #: The areas with numba kernels and a small call through each one's public API. Public calls,
 #: not the kernels themselves: they reach the kernels with the argument types of real use.
 _AREAS = {
@@ -162,6 +186,8 @@ _AREAS = {
     "cluster": _warm_cluster,
     "select": _warm_select,
     "geometry": _warm_geometry,
+    "outliers": _warm_outliers,
+    "theory": _warm_theory,
 }
 
 
@@ -177,7 +203,8 @@ def warmup(areas=None) -> dict[str, float]:
     ----------
     areas : sequence of str, optional
         Which of ``"quantreg"``, ``"quantized"``, ``"manifold"``, ``"ot"``, ``"network"``,
-        ``"cluster"``, ``"select"``, ``"geometry"`` to warm; all of them by default.
+        ``"cluster"``, ``"select"``, ``"geometry"``, ``"outliers"``, ``"theory"`` to warm; all
+        of them by default.
 
     Returns
     -------

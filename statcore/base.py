@@ -20,6 +20,9 @@ from statcore._validation import as_float_array, check_positive, check_positive_
 from statcore.formula import Design, capture_context, design_from_arrays, design_from_formula
 from statcore.results import IterationRecord, LikelihoodResults, Results
 
+#: the methods whose call options every results object records as ``fit_options``
+_RECORDED_METHODS = ("fit", "simulate")
+
 
 class Estimator:
     """The thin base of every statcore model.
@@ -29,8 +32,9 @@ class Estimator:
     options of :meth:`fit`, which returns a new results object and leaves the model unchanged.
 
     Subclasses define ``fit`` (keyword-only options) and ``nobs``, and describe their
-    specification for ``repr`` in ``_repr_spec``. Every ``fit`` a subclass defines is wrapped so
-    that the options it was called with, defaults filled in, land on the results as
+    specification for ``repr`` in ``_repr_spec``. Every ``fit`` (and, for the predict-and-simulate
+    tools of :mod:`statcore.theory`, every ``simulate``) a subclass defines is wrapped so that the
+    options it was called with, defaults filled in, land on the results as
     ``fit_options``. Models with tabular data also define ``from_formula``.
     """
 
@@ -39,8 +43,9 @@ class Estimator:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if "fit" in cls.__dict__:
-            cls.fit = _recording_fit_options(cls.__dict__["fit"])
+        for name in _RECORDED_METHODS:
+            if name in cls.__dict__:
+                setattr(cls, name, _recording_fit_options(cls.__dict__[name]))
 
     @property
     def nobs(self) -> int:

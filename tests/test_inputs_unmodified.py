@@ -38,6 +38,7 @@ AREAS = (
     "statcore.select",
     "statcore.geometry",
     "statcore.outliers",
+    "statcore.theory",
     "statcore.distributed",
 )
 
@@ -57,6 +58,8 @@ EXCLUDED = {
     "statcore.manifold.Manifold": "abstract base class",
     # scalar designs: sizes, levels and seeds in, fresh draws out
     "statcore.ridge.paper_design": "takes sizes and scalars",
+    # SLOT-Align's cosine schedule takes a step count and two levels
+    "statcore.ot.cosine_tau_schedule": "takes sizes and scalars",
     # MetaEns's pool is a list of family names; a family is read off a detector's name; the
     # score tables are read from a file
     "statcore.outliers.DetectorPool": "takes family names",
@@ -1107,6 +1110,172 @@ def case_corrupt_images():
             corrupt_images(images, kind, random_state=0)
 
     return {"images": images}, call
+
+
+# -- statcore.theory ---------------------------------------------------------------------------
+
+
+@case(
+    "statcore.theory.CPGradientFlow",
+    "statcore.theory.solve_characteristics",
+)
+def case_cp_flow():
+    from statcore.theory import CPGradientFlow, solve_characteristics
+
+    def call(target, t_grid, x0):
+        flow = CPGradientFlow(2, 3, 4, target=target)
+        flow.simulate(t_grid, n_seeds=2, random_state=0).summary()
+        flow.taylor(4, random_state=0)
+        flow.predict(t_grid)
+        CPGradientFlow(2, 4, 8, symmetric=True).characteristics(t_grid, n_points=20)
+        solve_characteristics(lambda t, x: -x, lambda t, x: 0 * x, lambda x: 1 + 0 * x, x0, t_grid)
+
+    inputs = {
+        "target": np.eye(3),
+        "t_grid": np.linspace(0.0, 0.5, 5),
+        "x0": np.linspace(0.5, 1.5, 4),
+    }
+    return inputs, call
+
+
+@case(
+    "statcore.theory.MagnitudePruning",
+    "statcore.theory.ConditionalPerceptron",
+    "statcore.theory.PrunedReLUNetwork",
+    "statcore.theory.compute_gap",
+    "statcore.theory.depth_correlations",
+    "statcore.theory.depth_fixed_point",
+    "statcore.theory.early_exit_mass",
+    "statcore.theory.excess_error",
+    "statcore.theory.excess_error_exponent",
+    "statcore.theory.fit_exponent",
+    "statcore.theory.kappa_for_alignment",
+    "statcore.theory.local_exponent",
+    "statcore.theory.magnitude_prune",
+    "statcore.theory.pruning_alignment",
+    "statcore.theory.pruning_alignment_sd",
+    "statcore.theory.relu_correlation",
+    "statcore.theory.sign_disagreement",
+)
+def case_pruning():
+    from statcore import theory as T
+
+    def call(kappa, tau, rho, weights, gap, error):
+        T.MagnitudePruning(200).simulate(kappa, n_reps=2, n_inputs=50, random_state=0).summary()
+        perceptron = T.ConditionalPerceptron(rho=0.8, d=200)
+        perceptron.simulate(tau, n_reps=2, n_inputs=200, random_state=0)
+        perceptron.predict(tau)
+        T.PrunedReLUNetwork(0.3, 2, width=50).simulate(tau=1.0, n_reps=2, random_state=0)
+        T.compute_gap(tau, 0.8, 0.3)
+        T.depth_correlations(0.3, 3)
+        T.depth_fixed_point(0.3)
+        T.early_exit_mass(tau, rho)
+        T.excess_error(tau, rho)
+        T.excess_error_exponent(rho)
+        T.fit_exponent(gap, error)
+        T.kappa_for_alignment(0.8)
+        T.local_exponent(tau, rho)
+        T.magnitude_prune(weights, 0.5)
+        T.pruning_alignment(kappa)
+        T.pruning_alignment_sd(kappa, 1000)
+        T.relu_correlation(rho)
+        T.sign_disagreement(rho)
+
+    inputs = {
+        "kappa": np.array([0.1, 0.3, 0.5]),
+        "tau": np.array([0.5, 1.0, 2.0]),
+        "rho": np.array([0.6, 0.8, 0.9]),
+        "weights": _rng(21).standard_normal(20),
+        "gap": np.array([0.3, 0.2, 0.1]),
+        "error": np.array([0.03, 0.01, 0.002]),
+    }
+    return inputs, call
+
+
+@case(
+    "statcore.theory.FrontierSelector",
+    "statcore.theory.FrontierDesign",
+    "statcore.theory.pareto_frontier",
+    "statcore.theory.pareto_cover",
+)
+def case_frontier():
+    from statcore.theory import FrontierDesign, FrontierSelector, pareto_cover, pareto_frontier
+
+    def call(risks, predictions, y, n_grid):
+        models = list(risks.index)
+        res = FrontierSelector(models, risks).fit(
+            predictions=predictions, y=y, n_resamples=5, random_state=0
+        )
+        res.summary()
+        res.tidy()
+        mask = pareto_frontier(risks)
+        pareto_cover(risks[mask], 0.1)
+        design = FrontierDesign(60, 8, random_state=0)
+        design.predict(n_grid)
+        design.simulate(n_grid, n_reps=3, random_state=0)
+
+    rng = _rng(22)
+    risks = pd.DataFrame(
+        rng.uniform(0.1, 1.0, size=(6, 2)), index=[f"m{j}" for j in range(6)], columns=["a", "b"]
+    )
+    y = rng.standard_normal(30)
+    predictions = y[:, None] + rng.standard_normal((30, 6))
+    return {"risks": risks, "predictions": predictions, "y": y, "n_grid": np.array([10, 20])}, call
+
+
+# -- statcore.ot: Bures-Wasserstein and SLOT-Align ---------------------------------------------
+
+
+@case(
+    "statcore.ot.bures_wasserstein_barycenter",
+    "statcore.ot.bures_wasserstein_map",
+    "statcore.ot.gaussian_w2",
+    "statcore.ot.GaussianMap",
+)
+def case_bures():
+    from statcore.ot import bures_wasserstein_barycenter, bures_wasserstein_map, gaussian_w2
+
+    def call(means, covs, weights, points):
+        res = bures_wasserstein_barycenter(means, covs, weights)
+        res.summary()
+        T = bures_wasserstein_map(means[0], covs[0], res.mean, res.covariance)
+        T(points, 0.5)
+        T.push(means[1], covs[1])
+        gaussian_w2(means[0], covs[0], means[1], covs[1])
+
+    rng = _rng(23)
+    roots = rng.standard_normal((3, 3, 3))
+    covs = roots @ roots.transpose(0, 2, 1) + np.eye(3)
+    inputs = {
+        "means": rng.standard_normal((3, 3)),
+        "covs": covs,
+        "weights": np.array([0.2, 0.3, 0.5]),
+        "points": rng.standard_normal((10, 3)),
+    }
+    return inputs, call
+
+
+@case(
+    "statcore.ot.SLOTAlign",
+    "statcore.ot.ClientStatistics",
+    "statcore.ot.CommonPCA",
+    "statcore.ot.ledoit_wolf",
+    "statcore.ot.federated_linear_probe",
+)
+def case_slot_align():
+    from statcore.ot import SLOTAlign, federated_linear_probe, ledoit_wolf
+
+    def call(clients, train, features):
+        res = SLOTAlign(clients).fit(pca=0.9)
+        res.summary()
+        res.transform(features, "a", tau=0.4)
+        SLOTAlign([ledoit_wolf(x) for x in clients.values()]).fit()
+        federated_linear_probe(train, train, alignment=None, local_epochs=1, random_state=0)
+
+    rng = _rng(24)
+    clients = {"a": rng.standard_normal((30, 4)), "b": 1 + 2 * rng.standard_normal((40, 4))}
+    train = {name: (x, (x[:, 0] > x[:, 0].mean()).astype(int)) for name, x in clients.items()}
+    return {"clients": clients, "train": train, "features": rng.standard_normal((5, 4))}, call
 
 
 # -- the tests ---------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
 # with the largest local density (representativeness) minus a penalty for its similarity to
 # the examples already chosen; the penalty's weight grows as the selection proceeds. The
 # paper's constants were not available: the objective here is a **reconstruction** (see the
-# class docstring). Baselines run through the same call: facility location (lazy greedy),
+# class docstring). Baselines run through the same call: facility location (exact greedy),
 # Sub-SA's graph cut, vote-k, k-center greedy and random.
 
 # %%
@@ -135,3 +135,25 @@ for schedule, penalty in [("linear", "max"), ("constant", "max"), ("linear", "su
         f"{schedule:8s} {penalty:3s} peripheral share {r.peripheral_share:.2f}, "
         f"coverage {r.coverage_value:.3f}"
     )
+
+# %% [markdown]
+# ## Three facility-location optimizers, one answer
+# The default `optimizer="incremental"` keeps every candidate's gain exact, lowering it only
+# by what the last pick's newly covered points take away; Minoux's `"lazy"` greedy
+# re-evaluates stale heap tops; `"naive"` re-evaluates every gain at every step. All three
+# pick the same points; `n_evaluations` counts the similarity rows each one read.
+
+# %%
+fl = {
+    opt: selector.select(12, method="facility_location", optimizer=opt)
+    for opt in ["incremental", "lazy", "naive"]
+}
+pd.DataFrame(
+    {
+        "optimizer": list(fl),
+        "same picks as naive": [
+            np.array_equal(r.indices, fl["naive"].indices) for r in fl.values()
+        ],
+        "rows read": [r.n_evaluations for r in fl.values()],
+    }
+)

@@ -31,11 +31,12 @@ print(len(tables), "tables,", len(detectors), "detectors:", ", ".join(detectors[
 # rollout policy and the partner ranking; `benchmarks/bench_outliers.py` measures that
 # leak). The held-out table is then scored by MetaEns and the baselines: the mega-ensemble
 # of all 40 detectors, the best single detector on average, ELECT-style top-1 and top-k (k =
-# MetaEns's size there) and random ensembles of MetaEns's size. Fewer trees than the paper's
-# 500 / 800 keep this under a minute.
+# MetaEns's size there) and random ensembles of MetaEns's size. Ten trees per forest instead
+# of the paper's 500 / 800 keep this under a minute; the outcome hardly depends on it (the
+# full-size numbers follow below).
 
 # %%
-lodo = MetaEns(detectors).lodo(tables, n_estimators=(30, 30), n_random=5, random_state=0)
+lodo = MetaEns(detectors).lodo(tables, n_estimators=10, random_state=0)
 lodo.tidy()
 
 # %% [markdown]
@@ -49,6 +50,33 @@ print(
     f"mean AP difference {d['estimate']:+.4f}, 95% CI [{d['conf_low']:+.4f}, "
     f"{d['conf_high']:+.4f}], p = {d['p_value']:.3f}; mean ensemble size {size.mean():.2f}"
 )
+
+# %% [markdown]
+# ### The full-size study
+# `python benchmarks/bench_outliers.py` repeats this at the paper's 500 / 800 trees, once
+# with every meta-statistic refitted per fold (clean) and once with the released code's leak
+# (rollout policy and partner ranking fitted on all 28 tables, the held-out one included).
+# Seed 0, mean AP over the 28 held-out tables, MetaEns minus each method with a paired 95% t
+# interval:
+#
+# | method | mean AP | MetaEns minus it |
+# | --- | --- | --- |
+# | MetaEns (mean size 2.04) | 0.418 | |
+# | mega-ensemble (40 detectors) | 0.429 | -0.011 [-0.048, 0.025] |
+# | best single detector on average | 0.427 | -0.008 [-0.043, 0.026] |
+# | ELECT-style top-1 | 0.414 | +0.004 [-0.012, 0.021] |
+# | ELECT-style top-k, k = MetaEns's size | 0.420 | -0.002 [-0.023, 0.019] |
+# | random ensembles of MetaEns's size | 0.394 | +0.024 [-0.013, 0.061] |
+#
+# So on these tables MetaEns, with two detectors on average, is as good as the 40-detector
+# mega-ensemble within the noise, better on average than two random detectors (an interval
+# that still touches 0), and no better than the ELECT-style primary alone; the paper's gain
+# over the mega-ensemble (0.431 against 0.397 on its 39 tables and 297 detectors) does not
+# reproduce at this scale. The leak is worth nothing here: leaky minus clean MetaEns AP is
+# -0.001 [-0.006, 0.003] (6 of 28 tables change their pick; at 30 trees -0.002 [-0.024,
+# 0.019]), since with 40 detectors the first candidate stage already holds the whole pool,
+# the partner ranking only orders ties, and the leaky policy only moves the first partner of
+# the training rollouts.
 
 # %%
 wide = lodo.wide()
@@ -66,7 +94,7 @@ plt.show()
 
 # %%
 train = {name: v for name, v in tables.items() if name != "29_Pima"}
-fit = MetaEns(detectors).fit(train, n_estimators=(30, 30), random_state=0)
+fit = MetaEns(detectors).fit(train, n_estimators=(100, 100), random_state=0)
 scores, y = tables["29_Pima"]
 sel = fit.select(scores=scores)
 print(sel)

@@ -112,10 +112,20 @@ def ssm_statistics(mixer, calib_inputs, *, batch_size: int = 8):
     return {"deltaA": sum_a / n, "h2": sum_h2 / n, "n": n}
 
 
+#: ``A_log`` of a cut entry in a mixer without an ``ssm_mask`` buffer: ``A = -e^80`` makes
+#: ``exp(delta * A)`` underflow to exactly 0 for any step ``delta > 2e-33``, in float32 and
+#: bfloat16 (``e^80`` is finite in both), so the transition is cut as the buffer would cut it
+_CUT_A_LOG = 80.0
+
+
 def apply_ssm_mask(mixer, keep) -> None:
-    """Cut the state entries where ``keep`` is False: ``A_log`` there is set to 0 (as the
-    authors do) and, when the mixer has one, its ``ssm_mask`` buffer is zeroed there, so that
-    those discretised transitions are 0.
+    """Cut the state entries where ``keep`` is False: their discretised transitions become 0.
+
+    A mixer with an ``ssm_mask`` buffer (:class:`~mlcore.nn.MambaBlock`) gets the buffer zeroed
+    there and ``A_log`` set to 0 (as the authors do). A mixer without one (the Hugging Face
+    ``MambaMixer``, mamba-minimal) gets ``A_log = 80`` there, which makes
+    ``exp(delta * A)`` exactly 0: setting ``A_log`` to 0 alone would leave ``A = -1``, a live
+    state.
 
     ``keep`` is boolean, or numeric with entries 0 and 1 only (a 0.5 would silently count as
     kept)."""
@@ -135,9 +145,11 @@ def apply_ssm_mask(mixer, keep) -> None:
             f"{tuple(keep.shape)}"
         )
     with torch.no_grad():
-        mixer.A_log.masked_fill_(~keep, 0.0)
         if getattr(mixer, "ssm_mask", None) is not None:
+            mixer.A_log.masked_fill_(~keep, 0.0)
             mixer.ssm_mask.mul_(keep.to(mixer.ssm_mask.dtype))
+        else:
+            mixer.A_log.masked_fill_(~keep, _CUT_A_LOG)
 
 
 def _check_structure(structure, d_state):

@@ -45,6 +45,25 @@ def _bound(value, *, name: str, modes: tuple[str, ...], low_inclusive: bool):
     )
 
 
+def _debiased_moments(m_norm2: float, v: float, ema: float, steps: int):
+    """Signal ``||E g||^2`` and noise ``E||g - E g||^2`` from the EMAs after ``steps`` updates.
+
+    Adam's correction ``1 - ema^t`` undoes the zero start of both moments; the noise then needs
+    the weighted-variance correction ``1 - sum w_i^2`` (``w`` the normalised EMA weights), and
+    the signal loses the noise that ``||m||^2`` carries (``sum w_i^2`` times it). Without them
+    the first steps read any gradient as noise-free. With a single effective sample
+    (``t = 1`` or ``ema = 0``) the noise is unknown: ``None``.
+    """
+    correction = 1.0 - ema**steps
+    weights2 = (1.0 - ema) * (1.0 - ema ** (2 * steps)) / ((1.0 + ema) * correction**2)
+    m_norm2 /= correction**2
+    v /= correction
+    if weights2 >= 1.0 - 1e-12:
+        return m_norm2, None
+    noise = (v - m_norm2) / (1.0 - weights2)
+    return m_norm2 - weights2 * noise, noise
+
+
 class CONGA(LRScheduler):
     r"""CONGA: a test-time-adaptation LR held inside a confidence / gradient-noise interval.
 
@@ -65,7 +84,9 @@ class CONGA(LRScheduler):
       over per-sample gradients (``snr="batch"``), or its running form
       :math:`\lVert m\rVert^2 / (v - \lVert m\rVert^2)` with bias-corrected EMAs
       :math:`m` of the gradient and :math:`v` of its squared norm (``snr="ema"``, from the
-      optimizer's ``.grad`` after ``backward()``);
+      optimizer's ``.grad`` after ``backward()``; the noise also gets the weighted-variance
+      correction, and with one effective sample it is unknown, so the SNR keeps its last
+      value, as in the batch path);
     - progress (``schedule``): :math:`\pi_t = 1 - \tilde H_t / H_0` (``"entropy"``: EMA of the
       batch mean entropy against the first batch's, clipped to [0, 1]) or :math:`\min(1, t/T)`
       (``"steps"``, ``total_steps=T``).
@@ -298,13 +319,16 @@ class CONGA(LRScheduler):
             m, v = (torch.zeros_like(g), 0.0) if fresh else (self.grad_m, self.grad_v)
             m = self.ema * m + (1 - self.ema) * g
             v = self.ema * v + (1 - self.ema) * float((g**2).sum())
-            signal = float((m**2).sum())
-            noise = v - signal
+            steps = 1 if fresh else self._snr_steps + 1
+            signal, noise = _debiased_moments(float((m**2).sum()), v, self.ema, steps)
             if math.isfinite(signal) and math.isfinite(v):
                 # the moments move only on finite statistics, so that one bad batch does not
                 # poison every later SNR
                 self.grad_m, self.grad_v = m, v
-                self._snr_steps = 1 if fresh else self._snr_steps + 1
+                self._snr_steps = steps
+        if noise is None:
+            # one gradient has no spread, as in the batch path: its noise is unknown, not zero
+            return self.snr_value
         if not (math.isfinite(signal) and math.isfinite(noise)):
             return None
         # Relative floor: rounding can leave a tiny or negative noise for identical gradients.

@@ -157,7 +157,22 @@ def _ratio_logs(dist: np.ndarray, n1: int, n2: int) -> np.ndarray:
     return out
 
 
-class LocalID(Estimator):
+class _PointCloud(Estimator):
+    """One point cloud, checked and frozen: the shared constructor of the ID estimators."""
+
+    def __init__(self, X):
+        self.X = _check_points(X)
+        self.X.setflags(write=False)
+
+    @property
+    def nobs(self) -> int:
+        return self.X.shape[0]
+
+    def _repr_spec(self) -> str:
+        return f"p={self.X.shape[1]}"
+
+
+class LocalID(_PointCloud):
     """Local (per-point) intrinsic dimension of a point cloud.
 
     Parameters
@@ -219,17 +234,6 @@ class LocalID(Estimator):
     """
 
     method_name = "Local intrinsic dimension"
-
-    def __init__(self, X):
-        self.X = _check_points(X)
-        self.X.setflags(write=False)
-
-    @property
-    def nobs(self) -> int:
-        return self.X.shape[0]
-
-    def _repr_spec(self) -> str:
-        return f"p={self.X.shape[1]}"
 
     def fit(
         self,
@@ -356,7 +360,7 @@ def twonn_dimension(r1: np.ndarray, r2: np.ndarray, discard_fraction: float = 0.
     return float(x @ y / (x @ x))
 
 
-class GlobalID(Estimator):
+class GlobalID(_PointCloud):
     """Global intrinsic dimension: participation ratio, PCA count and TwoNN.
 
     Parameters
@@ -384,14 +388,6 @@ class GlobalID(Estimator):
     """
 
     method_name = "Global intrinsic dimension"
-
-    def __init__(self, X):
-        self.X = _check_points(X)
-        self.X.setflags(write=False)
-
-    @property
-    def nobs(self) -> int:
-        return self.X.shape[0]
 
     def fit(self, *, variance_share: float = 0.9, discard_fraction: float = 0.1):
         """Compute the three global estimates.

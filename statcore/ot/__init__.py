@@ -8,8 +8,14 @@ solves the problem whose column marginals lie between two bounds (double-bounded
 solver layer other areas build on is public in :mod:`statcore.ot.solver`,
 :mod:`statcore.ot.box` and :mod:`statcore.ot.costs`.
 
+Between Gaussians, optimal transport is closed-form: :func:`bures_wasserstein_barycenter`
+(fixed point), :func:`bures_wasserstein_map` and :func:`gaussian_w2`; :class:`SLOTAlign` aligns
+the features of federated clients to their barycenter from sufficient statistics alone.
+
 References
 ----------
+Álvarez-Esteban, P. C., del Barrio, E., Cuesta-Albertos, J. A. and Matrán, C. (2016). A fixed-point
+approach to barycenters in Wasserstein space. J. Math. Anal. Appl. 441, 744-762.
 Cuturi, M. (2013). Sinkhorn distances: lightspeed computation of optimal transport. NeurIPS.
 Feydy, J. et al. (2019). Interpolating between optimal transport and MMD using Sinkhorn
 divergences. AISTATS.
@@ -17,12 +23,42 @@ divergences. AISTATS.
 
 from statcore.ot._costs import METRICS, cost_matrix
 from statcore.ot.box import BoxSinkhornResult, sinkhorn_box
+from statcore.ot.bures import (
+    BuresBarycenterResult,
+    GaussianMap,
+    bures_wasserstein_barycenter,
+    bures_wasserstein_map,
+    gaussian_w2,
+)
 from statcore.ot.results import SinkhornDivergenceResult, SinkhornResult
+from statcore.ot.slot_align import (
+    ClientStatistics,
+    CommonPCA,
+    LinearProbeResult,
+    SLOTAlign,
+    SLOTAlignResult,
+    cosine_tau_schedule,
+    federated_linear_probe,
+    ledoit_wolf,
+)
 from statcore.ot.solver import sinkhorn, sinkhorn_divergence, sinkhorn_points
 
 __all__ = [
     "METRICS",
     "BoxSinkhornResult",
+    "BuresBarycenterResult",
+    "ClientStatistics",
+    "CommonPCA",
+    "GaussianMap",
+    "LinearProbeResult",
+    "SLOTAlign",
+    "SLOTAlignResult",
+    "bures_wasserstein_barycenter",
+    "bures_wasserstein_map",
+    "cosine_tau_schedule",
+    "federated_linear_probe",
+    "gaussian_w2",
+    "ledoit_wolf",
     "SinkhornDivergenceResult",
     "SinkhornResult",
     "cost_matrix",

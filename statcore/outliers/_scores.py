@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from statcore.outliers import _kernels as _K
 from statcore.outliers.pool import detector_family
 
 #: The 20 pair features of a (primary p, candidate q) pair, in column order.
@@ -26,7 +27,7 @@ PAIR_FEATURES = (
     "cosine_dist",
     "tail_divergence",
     "same_family",
-    "spearman",
+    "same_as_ensemble_count",
     "prim_std",
     "prim_entropy",
     "prim_centrality",
@@ -53,23 +54,12 @@ def minmax(S: np.ndarray) -> np.ndarray:
 
 def average_precision(y: np.ndarray, S: np.ndarray) -> np.ndarray:
     """Average precision of every column of ``S`` (higher = positive) against 0/1 labels ``y``:
-    sklearn's step-wise definition, tied scores forming one threshold."""
-    S = S.reshape(len(y), -1)
-    y = np.asarray(y, dtype=float)
-    n_pos = y.sum()
-    if n_pos == 0:
+    sklearn's step-wise definition, tied scores forming one threshold (NaN without positives)."""
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    S = np.asarray(S, dtype=np.float64).reshape(len(y), -1)
+    if y.sum() == 0:
         return np.full(S.shape[1], np.nan)
-    order = np.argsort(-S, axis=0, kind="stable")
-    s_sorted = np.take_along_axis(S, order, axis=0)
-    tp = np.cumsum(y[order], axis=0)
-    last = np.ones_like(s_sorted, dtype=bool)
-    last[:-1] = s_sorted[:-1] != s_sorted[1:]
-    # recall only moves at the last row of a group of tied scores
-    tp_at_last = np.where(last, tp, 0.0)
-    prev = np.zeros_like(tp)
-    prev[1:] = np.maximum.accumulate(tp_at_last, axis=0)[:-1]
-    rank = np.arange(1, len(y) + 1, dtype=float)[:, None]
-    return (np.where(last, (tp - prev) * tp / rank, 0.0)).sum(axis=0) / n_pos
+    return _K.ap_columns(y, S)
 
 
 def roc_auc(y: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -110,14 +100,18 @@ def discount(similarity, beta: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ScoreStats:
-    """Label-free statistics of one score matrix (everything the pair features read)."""
+    """Label-free statistics of one score matrix (everything the pair features read), with
+    each normalised column's decreasing order and mid-ranks kept so that the pseudo-AP and
+    pseudo-AUC of every candidate against a primary's top set need no sort."""
 
     raw: np.ndarray
     norm: np.ndarray
+    order: np.ndarray
+    sorted_norm: np.ndarray
+    ranks: np.ndarray
     mask: np.ndarray
     jaccard: np.ndarray
     pearson: np.ndarray
-    spearman: np.ndarray
     kurtosis: np.ndarray
     skewness: np.ndarray
     std: np.ndarray
@@ -128,10 +122,10 @@ class ScoreStats:
     @classmethod
     def from_scores(cls, S: np.ndarray, names, fraction: float = 0.1) -> ScoreStats:
         norm = minmax(S)
+        order = np.argsort(-norm, axis=0, kind="stable")
         mask = top_mask(S, fraction)
         with np.errstate(all="ignore"):
             pearson = np.nan_to_num(np.corrcoef(S, rowvar=False))
-            spearman = np.nan_to_num(np.corrcoef(sps.rankdata(S, axis=0), rowvar=False))
             kurt = np.nan_to_num(sps.kurtosis(S, axis=0))
             skew = np.nan_to_num(sps.skew(S, axis=0))
         std = norm.std(axis=0)
@@ -144,12 +138,14 @@ class ScoreStats:
         denom = np.sqrt((cn**2).sum(axis=0) * (cc**2).sum())
         centrality = np.where(denom > 1e-12, cn.T @ cc / np.where(denom > 0, denom, 1.0), 0.0)
         return cls(
-            raw=S,
+            raw=np.ascontiguousarray(S, dtype=np.float64),
             norm=norm,
+            order=np.ascontiguousarray(order),
+            sorted_norm=np.ascontiguousarray(np.take_along_axis(norm, order, axis=0)),
+            ranks=sps.rankdata(norm, axis=0),
             mask=mask,
             jaccard=jaccard_matrix(mask),
             pearson=pearson,
-            spearman=spearman,
             kurtosis=kurt,
             skewness=skew,
             std=std,
@@ -159,7 +155,10 @@ class ScoreStats:
         )
 
     def pair_features(self, p: int) -> np.ndarray:
-        """(M, 20) features of the pairs (p, q) for every q (row p is that of the pair (p, p))."""
+        """(M, 20) features of the pairs (p, q) for every q (row p is that of the pair (p, p)).
+
+        Column 14, the authors' ``same_as_ensemble_count``, is 0 in their training and
+        selection alike; it is kept (constant) so the 63 columns line up with theirs."""
         M = self.norm.shape[1]
         F = np.zeros((M, len(PAIR_FEATURES)))
         F[:, 0] = self.pearson[p]
@@ -167,17 +166,16 @@ class ScoreStats:
         F[:, 3] = self.kurtosis / max(self.kurtosis[p], 1e-3)
         F[:, 5] = self.centrality
         F[:, 6] = self.std
-        labels = self.mask[:, p].astype(float)
-        F[:, 7] = average_precision(labels, self.norm)
-        F[:, 8] = roc_auc(labels, self.norm)
+        labels = self.mask[:, p].astype(np.float64)
+        n_pos = labels.sum()
+        n_neg = len(labels) - n_pos
+        F[:, 7] = _K.ap_presorted(self.sorted_norm, self.order, labels)
+        F[:, 8] = (labels @ self.ranks - n_pos * (n_pos + 1) / 2) / max(n_pos * n_neg, 1.0)
         F[:, 9] = self.entropy
-        F[:, 10] = np.linalg.norm(
-            np.sort(self.norm, axis=0) - np.sort(self.norm[:, [p]], axis=0), axis=0
-        )
+        F[:, 10] = np.linalg.norm(self.sorted_norm - self.sorted_norm[:, [p]], axis=0)
         norms = np.linalg.norm(self.norm, axis=0)
         F[:, 11] = 1.0 - self.norm[:, p] @ self.norm / (norms[p] * norms + 1e-9)
         F[:, 13] = [float(f == self.families[p]) for f in self.families]
-        F[:, 14] = self.spearman[p]
         F[:, 15:20] = (
             self.std[p],
             self.entropy[p],
@@ -185,16 +183,7 @@ class ScoreStats:
             self.kurtosis[p],
             self.skewness[p],
         )
-        for q in range(M):
-            tail = self.mask[:, p] | self.mask[:, q]
-            if tail.sum() <= 2:
-                continue
-            a, b = self.raw[tail, p], self.raw[tail, q]
-            if a.std() > 1e-9 and b.std() > 1e-9:
-                F[q, 1] = np.corrcoef(a, b)[0, 1]
-            diff = self.norm[tail, q] - self.norm[tail, p]
-            F[q, 4] = np.maximum(diff, 0.0).mean()
-            F[q, 12] = np.abs(diff).mean()
+        F[:, [1, 4, 12]] = _K.tail_features(self.raw, self.norm, self.mask, p)
         return np.nan_to_num(F, nan=0.0, posinf=1e9, neginf=-1e9)
 
 

@@ -363,3 +363,34 @@ def test_sparsessm_loses_least_perplexity_at_half_ssm_sparsity():
     # largest |change|
     assert np.all(sparse + 0.01 < mag), increases
     assert np.all(sparse + 0.01 < rand), increases
+
+
+def test_hugging_face_mixer_without_a_mask_buffer_has_its_pruned_states_cut():
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.MambaConfig(
+        vocab_size=32, hidden_size=8, state_size=4, num_hidden_layers=1, expand=2, conv_kernel=3
+    )
+    mixer = transformers.MambaForCausalLM(config).backbone.layers[0].mixer.double()
+    assert getattr(mixer, "ssm_mask", None) is None
+    with torch.no_grad():
+        mixer.A_log.add_(0.5 * torch.randn_like(mixer.A_log))
+        # HF's initialisation leaves the scan a small share of the output next to the skip
+        # term D u: enlarge B and C and drop D, so that the states' effect is measurable
+        mixer.x_proj.weight.mul_(10.0)
+        mixer.D.zero_()
+    x = torch.randn(2, 7, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(8))
+    result = sparsessm_prune(mixer, x, 0.5)
+    with torch.no_grad():
+        out = mixer(x)
+    expected, _ = _brute_force(mixer, x, keep=result.mask)
+    # the HF forward and the explicit loops are the same float64 arithmetic in another order;
+    # with the enlarged B and C, rounding reaches a few 1e-12 on outputs of order 0.1-1
+    torch.testing.assert_close(out, expected, rtol=1e-9, atol=1e-10)
+    # the old behaviour (A_log = 0, no mask: A = -1, a live state) gives another output
+    live = copy.deepcopy(mixer)
+    with torch.no_grad():
+        live.A_log.masked_fill_(~torch.as_tensor(result.mask), 0.0)
+    with torch.no_grad():
+        gap = (live(x) - out).abs().max() / out.abs().max()
+    assert gap > 0.01

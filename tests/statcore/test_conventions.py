@@ -166,6 +166,7 @@ AREAS = (
     "select",
     "geometry",
     "outliers",
+    "theory",
 )
 
 
@@ -189,8 +190,9 @@ def test_every_public_model_is_an_estimator_with_keyword_only_options():
     # fewer has lost its way (a renamed __all__), not proven anything
     assert len(models) >= 12, sorted(models)
     # MetaEns follows its issue's API, fit(meta_datasets): it trains a meta-model on labelled
-    # tables (its data), and the new table goes to select()
-    takes_data = {"outliers.MetaEns": 1}
+    # tables (its data), and the new table goes to select(); FrontierSelector follows its
+    # issue's fit(target_losses): the target sample is the data, the benchmarks the model
+    takes_data = {"outliers.MetaEns": 1, "theory.FrontierSelector": 1}
     for name, cls in models.items():
         assert issubclass(cls, Estimator), name
         options = list(inspect.signature(cls.fit).parameters.values())[
@@ -207,7 +209,13 @@ def _stopped_early():
     from statcore.cluster import Coreset, SizeConstrainedAnchorClustering
     from statcore.manifold import SPD, frechet_mean
     from statcore.network import LatentSpaceModel
-    from statcore.ot import sinkhorn, sinkhorn_box, sinkhorn_divergence, sinkhorn_points
+    from statcore.ot import (
+        bures_wasserstein_barycenter,
+        sinkhorn,
+        sinkhorn_box,
+        sinkhorn_divergence,
+        sinkhorn_points,
+    )
     from statcore.quantized import (
         QuantizedCompressedSensing,
         QuantizedCovariance,
@@ -219,6 +227,7 @@ def _stopped_early():
     from statcore.quantreg import QuantReg
     from statcore.ridge import solve_kappa
     from statcore.shift import DataShifts
+    from statcore.theory import FrontierSelector
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal(200)
@@ -230,6 +239,7 @@ def _stopped_early():
     big = rng.standard_normal((40, 2))
     cost = ((big[:, None] - big[None] - 1) ** 2).sum(-1)
     uniform = np.full(40, 1 / 40)
+    predictions = X2[:, :1] + rng.standard_normal((200, 3))
     return {
         "QuantizedNVMM.fit": lambda: QuantizedNVMM.from_codes(q.quantize(x), q).fit(
             maxiter=1, cov_type=None
@@ -271,6 +281,14 @@ def _stopped_early():
             Coreset(X2, 3)
             .fit(size=100, random_state=0)
             .solve("lloyd", n_init=1, maxiter=1, tol=1e-14, random_state=0)
+        ),
+        "FrontierSelector.fit": lambda: FrontierSelector(
+            ["a", "b", "c"], [[0.1, 0.3], [0.2, 0.2], [0.3, 0.1]]
+        ).fit(predictions=predictions, y=X2[:, 0], scheme="q", maxiter=1, n_resamples=0),
+        "bures_wasserstein_barycenter": lambda: bures_wasserstein_barycenter(
+            big[:3, :2],
+            np.stack([np.eye(2), [[2.0, 0.5], [0.5, 1.0]], [[1.0, -0.3], [-0.3, 3.0]]]),
+            maxiter=1,
         ),
         "solve_kappa": lambda: solve_kappa(
             1e-3, 2.0, np.linspace(0.1, 3, 50), maxiter=1, tol=1e-15, return_record=True

@@ -55,6 +55,8 @@ def test_warmup_covers_every_area_and_reports_seconds():
         "cluster",
         "select",
         "geometry",
+        "outliers",
+        "theory",
     ]
     assert all(value >= 0 for value in seconds.values())
 

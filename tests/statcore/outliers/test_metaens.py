@@ -253,3 +253,27 @@ def test_shipped_score_tables_load_with_labels_and_finite_scores():
     for scores, y in tables.values():
         assert scores.shape == (len(y), len(names)) and np.isfinite(scores).all()
         assert set(np.unique(y)) == {0, 1}
+
+
+def test_pair_features_equal_a_direct_computation(sim):
+    tables, names = sim
+    S = tables["t4"][0]
+    st = ScoreStats.from_scores(S, names)
+    norm = (S - S.min(0)) / (S.max(0) - S.min(0))
+    p = 3
+    F = st.pair_features(p)
+    top = st.mask[:, p].astype(int)
+    for q in (0, 7, 13):
+        union = st.mask[:, p] | st.mask[:, q]
+        diff = norm[union, q] - norm[union, p]
+        direct = [
+            np.corrcoef(S[union, p], S[union, q])[0, 1],
+            np.maximum(diff, 0).mean(),
+            np.abs(diff).mean(),
+            average_precision_score(top, norm[:, q]),
+            roc_auc_score(top, norm[:, q]),
+            np.linalg.norm(np.sort(norm[:, p]) - np.sort(norm[:, q])),
+        ]
+        # the kernels sum in another order than numpy / scikit-learn: rounding error only
+        np.testing.assert_allclose(F[q, [1, 4, 12, 7, 8, 10]], direct, atol=1e-10)
+    assert (F[:, 14] == 0).all()  # the authors' same_as_ensemble_count, 0 throughout

@@ -9,6 +9,7 @@ import pytest
 
 from statcore.select import CoresetSelector, SelectionResults
 from statcore.select import _kernels as SK
+from statcore.select import model as select_model
 
 
 def _facility_value(S, subset):
@@ -29,17 +30,32 @@ def toy():
     return np.random.default_rng(0).normal(size=(20, 5))
 
 
-def test_facility_location_matches_apricot_naive(toy):
+#: the notes' toy (section 6, check 1): facility location on default_rng(0).normal((20, 5)),
+#: b = 4, ranks [0, 3, 14, 16]. Our Gaussian kernel at the 3-neighbour bandwidth reproduces
+#: it (a wider bandwidth, or apricot's own 'euclidean' metric, swaps the 2nd and 3rd picks).
+NOTES_RANKING = [0, 3, 14, 16]
+
+
+def test_facility_location_notes_toy(toy):
+    sel = CoresetSelector(toy, metric="euclidean", n_neighbors=3)
+    for optimizer in ("incremental", "lazy", "naive"):
+        res = sel.select(4, method="facility_location", optimizer=optimizer)
+        np.testing.assert_array_equal(res.indices, NOTES_RANKING)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+def test_facility_location_matches_apricot_naive(toy, metric):
     apricot = pytest.importorskip("apricot")
-    sel = CoresetSelector(toy, n_neighbors=3)
+    sel = CoresetSelector(toy, metric=metric, n_neighbors=3)
     S = sel.similarity()
     ranking = (
         apricot.FacilityLocationSelection(4, metric="precomputed", optimizer="naive").fit(S).ranking
     )
-    ours = sel.select(4, method="facility_location")
-    np.testing.assert_array_equal(ours.indices, ranking)
-    naive = sel.select(4, method="facility_location", optimizer="naive")
-    np.testing.assert_array_equal(naive.indices, ranking)
+    if metric == "euclidean":
+        np.testing.assert_array_equal(ranking, NOTES_RANKING)
+    for optimizer in ("incremental", "lazy", "naive"):
+        ours = sel.select(4, method="facility_location", optimizer=optimizer)
+        np.testing.assert_array_equal(ours.indices, ranking)
 
 
 def test_greedy_within_one_minus_one_over_e_of_brute_force(toy):
@@ -54,15 +70,53 @@ def test_greedy_within_one_minus_one_over_e_of_brute_force(toy):
 
 
 @pytest.mark.parametrize("metric", ["cosine", "euclidean"])
-def test_lazy_equals_naive(metric):
+@pytest.mark.parametrize("dense", [True, False])
+def test_incremental_and_lazy_equal_naive(metric, dense, monkeypatch):
+    if not dense:  # the rows made block by block, as beyond DENSE_BYTES
+        monkeypatch.setattr(select_model, "DENSE_BYTES", 0)
+        monkeypatch.setattr(select_model, "_GRAM_ENTRIES", 300 * 64)  # several blocks a step
     X = np.random.default_rng(1).normal(size=(300, 6))
     sel = CoresetSelector(X, metric=metric, n_neighbors=8)
-    lazy = sel.select(25, method="facility_location")
+    incremental = sel.select(25, method="facility_location")
+    lazy = sel.select(25, method="facility_location", optimizer="lazy")
     naive = sel.select(25, method="facility_location", optimizer="naive")
+    np.testing.assert_array_equal(incremental.indices, naive.indices)
     np.testing.assert_array_equal(lazy.indices, naive.indices)
     # same sums in a different order of additions: rounding only
     np.testing.assert_allclose(lazy.gains, naive.gains, rtol=1e-10)
+    np.testing.assert_allclose(incremental.gains, naive.gains, rtol=1e-10)
     assert lazy.n_evaluations < naive.n_evaluations
+    assert incremental.n_evaluations < naive.n_evaluations
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_incremental_ties_go_to_the_lower_index(dense, monkeypatch):
+    """Duplicated points have exactly equal fresh gains; the kept gains may differ in the last
+    bits, and the pick must still be the first copy, as in the naive greedy."""
+    if not dense:
+        monkeypatch.setattr(select_model, "DENSE_BYTES", 0)
+    X = np.random.default_rng(12).normal(size=(60, 4))
+    sel = CoresetSelector(np.vstack([X, X, X]), n_neighbors=3)
+    incremental = sel.select(12, method="facility_location")
+    naive = sel.select(12, method="facility_location", optimizer="naive")
+    np.testing.assert_array_equal(incremental.indices, naive.indices)
+    assert (incremental.indices < 60).all()
+
+
+def test_rounded_rows_stay_within_their_bound():
+    """The coverage update on float32 rows moves each gain by at most its error bound."""
+    rng = np.random.default_rng(13)
+    S = CoresetSelector(rng.normal(size=(200, 5)), n_neighbors=5).similarity()
+    at = rng.choice(200, size=80, replace=False)
+    old = rng.uniform(0.3, 0.8, size=80)
+    new = old + rng.uniform(0.0, 0.2, size=80)
+    exact, rounded = np.zeros(200), np.zeros(200)
+    exact_err, rounded_err = np.zeros(200), np.zeros(200)
+    SK.coverage_drop(S, at, old, new, exact, exact_err, 0.0)
+    SK.coverage_drop(S.astype(np.float32), at, old, new, rounded, rounded_err, 2.0**-24)
+    assert (exact_err == 0).all() and (rounded_err > 0).all()
+    # the float64 sums of the two runs add their own rounding, ~80 eps: far below 1e-13
+    assert (np.abs(rounded - exact) <= rounded_err + 1e-13).all()
 
 
 @pytest.mark.parametrize("penalty", ["max", "sum"])
