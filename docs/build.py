@@ -52,6 +52,7 @@ API_AREAS = [
     ("mlcore.decoding", "mlcore: token intervention"),
     ("mlcore.interp", "mlcore: function vectors and head patching"),
     ("mlcore.merging", "mlcore: task vectors, merges and the overtraining study"),
+    ("mlcore.mi", "mlcore: mutual information (InfoAtlas and baselines)"),
     ("mlcore.results", "mlcore: training and evaluation results"),
 ]
 

@@ -142,13 +142,17 @@ def _warm_select(rng):
 
 
 def _warm_geometry(rng):
-    from statcore.geometry import LocalID, alignment
+    import numpy as np
+
+    from statcore.geometry import LocalID, alignment, ksg_mutual_information
 
     X = rng.normal(size=(80, 3))
     for method in ("mle", "twonn", "gride"):
         LocalID(X).fit(method=method, k=10, n_resamples=5, random_state=0)
     for metric in ("mutual_knn", "cknna"):
         alignment(X, X**2, metric=metric, k=5, n_resamples=5, random_state=0)
+    ksg_mutual_information(X[:, :1], X[:, 1:])
+    ksg_mutual_information(np.round(X[:, :1]), np.round(X[:, 1:]))
 
 
 def _warm_outliers(rng):

@@ -58,6 +58,13 @@ EXCLUDED = {
     "statcore.manifold.Manifold": "abstract base class",
     # scalar designs: sizes, levels and seeds in, fresh draws out
     "statcore.ridge.paper_design": "takes sizes and scalars",
+    # the mutual-information ground-truth designs take sizes and parameters, and draw samples
+    "statcore.geometry.correlated_bernoulli_mi": "takes scalars",
+    "statcore.geometry.correlated_bernoulli_sample": "takes sizes and scalars",
+    "statcore.geometry.gaussian_copula_mi": "takes scalars",
+    "statcore.geometry.gaussian_copula_sample": "takes sizes and scalars",
+    "statcore.geometry.shared_poisson_mi": "takes scalars",
+    "statcore.geometry.shared_poisson_sample": "takes sizes and scalars",
     # SLOT-Align's cosine schedule takes a step count and two levels
     "statcore.ot.cosine_tau_schedule": "takes sizes and scalars",
     # MetaEns's pool is a list of family names; a family is read off a detector's name; the
@@ -1110,6 +1117,22 @@ def case_corrupt_images():
             corrupt_images(images, kind, random_state=0)
 
     return {"images": images}, call
+
+
+@case("statcore.geometry.ksg_mutual_information", "statcore.geometry.ksg_independence_test")
+def case_ksg():
+    from statcore.geometry import ksg_independence_test, ksg_mutual_information
+
+    def call(x, y, frame):
+        ksg_mutual_information(x, y).summary()
+        ksg_mutual_information(frame[["a"]], frame["b"], scale="rank")
+        ksg_independence_test(x, y, n_resamples=19, random_state=0)
+
+    rng = _rng(25)
+    x = rng.standard_normal((60, 2))
+    y = x[:, 0] + rng.standard_normal(60)
+    frame = pd.DataFrame({"a": x[:, 0], "b": y}, index=_index(60))
+    return {"x": x, "y": y, "frame": frame}, call
 
 
 # -- statcore.theory ---------------------------------------------------------------------------
