@@ -30,7 +30,7 @@ def skyline_sorted(R, order, eps):
     always comes before the rows it dominates (its sum is not larger, and on equal sums it is
     lexicographically smaller). Each row is then compared with the frontier found so far only:
     eps-dominance is transitive, so a row dominated by a dominated row is dominated by a
-    frontier row. O(M |P| K) after the sort.
+    frontier row. ``O(M |P| K)`` after the sort.
     """
     M = R.shape[0]
     keep = np.zeros(M, dtype=np.bool_)

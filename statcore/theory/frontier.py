@@ -173,7 +173,7 @@ def pareto_frontier(benchmark_risks, eps=0.0):
     benchmark's risks (only their order enters); with ``eps > 0`` the margin is in the units
     of the risks. Two benchmarks and ``eps = 0``: one lexicographic sort and a sweep,
     O(M log M). Otherwise a sort-filter skyline: rows sorted by their sum (a dominating row
-    comes first) are compared only with the frontier found so far, O(M log M + M |P| K).
+    comes first) are compared only with the frontier found so far, ``O(M log M + M |P| K)``.
 
     Fidelity: the frontier is the paper's; the eps-dominance variant is our reading of its
     approximate monotonicity (only the abstract was available).
