@@ -1119,6 +1119,45 @@ def case_corrupt_images():
     return {"images": images}, call
 
 
+@case("mlcore.merging.merge", "mlcore.merging.task_vectors")
+def case_merging():
+    torch = _torch()
+    from mlcore.merging import merge, task_vectors
+
+    def call(base, experts):
+        task_vectors(base, experts)
+        for method in ("average", "task_arithmetic", "ties", "dare"):
+            merge(base, experts, method, random_state=0)
+
+    torch.manual_seed(3)
+    net = _small_net()
+    base = {k: v.clone() for k, v in net.state_dict().items()}
+    experts = [
+        {
+            k: v + 0.1 * torch.randn_like(v) if v.is_floating_point() else v.clone()
+            for k, v in base.items()
+        }
+        for _ in range(2)
+    ]
+    return {"base": base, "experts": experts}, call
+
+
+@case("mlcore.mi.mutual_information")
+def case_mutual_information():
+    torch = _torch()
+    from mlcore.mi import mutual_information
+
+    def call(x, y, xt):
+        mutual_information(x, y, method="ksg")
+        mutual_information(x, y, method="infoatlas")
+        mutual_information(xt, xt**3, method="infoatlas")
+
+    rng = _rng(26)
+    x = rng.standard_normal((200, 1))
+    y = x + rng.standard_normal((200, 1))
+    return {"x": x, "y": y, "xt": torch.tensor(x, dtype=torch.float32)}, call
+
+
 @case("statcore.geometry.ksg_mutual_information", "statcore.geometry.ksg_independence_test")
 def case_ksg():
     from statcore.geometry import ksg_independence_test, ksg_mutual_information
