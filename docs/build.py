@@ -53,6 +53,11 @@ API_AREAS = [
     ("mlcore.interp", "mlcore: function vectors and head patching"),
     ("mlcore.merging", "mlcore: task vectors, merges and the overtraining study"),
     ("mlcore.mi", "mlcore: mutual information (InfoAtlas and baselines)"),
+    ("mlcore.encoders", "mlcore: dual encoders, the tiny CLIP, splits and metrics"),
+    ("mlcore.gzsl", "mlcore: generalised zero-shot post-processing (PUFE)"),
+    ("mlcore.weak", "mlcore: CLAPOR and partial-label learning"),
+    ("mlcore.fewshot", "mlcore: few-shot fusion (BOIF, Tip-Adapter)"),
+    ("mlcore.prompt", "mlcore: prompt tuning (ManiPT, CoOp, KgCoOp)"),
     ("mlcore.results", "mlcore: training and evaluation results"),
 ]
 

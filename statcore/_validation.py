@@ -303,3 +303,24 @@ def check_penalty(penalty, *, name: str = "penalty") -> np.ndarray:
             f"`{name}` must be > 0 (one value, or a 1-D array for a path); got {describe(penalty)}"
         )
     return lam
+
+
+def as_class_labels(labels, *, name: str, n: int | None = None) -> np.ndarray:
+    """Class labels as a 1-D int64 copy: integers, or floats that are whole numbers.
+
+    Refuses text, booleans, NaN and fractional values (a float label 2.5 would otherwise be
+    truncated to class 2) and, given ``n``, a length other than ``n``.
+    """
+    _refuse_non_real(labels, name=name)
+    raw = np.asarray(labels)
+    if raw.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D class labels; got shape {raw.shape}")
+    if n is not None and raw.shape[0] != n:
+        raise ValueError(f"`{name}` must have {n} entries; got {raw.shape[0]}")
+    if raw.dtype.kind == "b":
+        raise TypeError(f"`{name}` must hold integer class labels; got booleans")
+    values = as_float_array(raw, name=name, ndim=1)
+    if not np.array_equal(values, np.round(values)):
+        bad = values[values != np.round(values)][0]
+        raise ValueError(f"`{name}` must hold integer class labels; got the value {bad!r}")
+    return values.astype(np.int64)

@@ -1158,6 +1158,137 @@ def case_mutual_information():
     return {"x": x, "y": y, "xt": torch.tensor(x, dtype=torch.float32)}, call
 
 
+@case(
+    "mlcore.encoders.kshot_split",
+    "mlcore.encoders.gzsl_split",
+    "mlcore.encoders.base_novel_split",
+    "mlcore.encoders.gzsl_scores",
+    "mlcore.encoders.ausuc",
+    "mlcore.encoders.per_class_accuracy",
+)
+def case_encoder_splits():
+    from mlcore.encoders import (
+        ausuc,
+        base_novel_split,
+        gzsl_scores,
+        gzsl_split,
+        kshot_split,
+        per_class_accuracy,
+    )
+
+    def call(labels, scores, classes):
+        kshot_split(labels, 2, random_state=0)
+        gzsl_split(labels, [3], random_state=0)
+        base_novel_split(classes)
+        predicted = scores.argmax(axis=1)
+        gzsl_scores(labels, predicted, seen=[0, 1, 2], unseen=[3])
+        ausuc(scores, labels, seen=[0, 1, 2], unseen=[3])
+        per_class_accuracy(labels, predicted)
+
+    labels = np.repeat(np.arange(4), 5)
+    scores = _rng(30).standard_normal((20, 4))
+    return {"labels": labels, "scores": scores, "classes": ["a", "b", "c", "d"]}, call
+
+
+def _tiny_clip_digits(n=24):
+    """The shipped tiny CLIP and a few of its downstream digits (images, labels, names)."""
+    _torch()
+    from mlcore.encoders import digits_domain, tiny_clip
+
+    domain = digits_domain("downstream", random_state=0)
+    return (
+        tiny_clip(device="cpu"),
+        domain.images[:n].clone(),
+        domain.labels[:n].copy(),
+        list(domain.classnames),
+    )
+
+
+@case(
+    "mlcore.encoders.zero_shot_weights",
+    "mlcore.encoders.encode_images",
+    "mlcore.encoders.zero_shot_logits",
+)
+def case_zero_shot():
+    from mlcore.encoders import encode_images, zero_shot_logits, zero_shot_weights
+
+    encoder, images, _, classnames = _tiny_clip_digits()
+
+    def call(images, classnames):
+        weights = zero_shot_weights(encoder, classnames)
+        zero_shot_logits(encoder, encode_images(encoder, images), weights)
+
+    return {"images": images, "classnames": classnames}, call
+
+
+@case("mlcore.fewshot.BOIFHead", "mlcore.fewshot.TipAdapter")
+def case_boif():
+    from mlcore.encoders import encode_images, zero_shot_weights
+    from mlcore.fewshot import BOIFHead, TipAdapter
+
+    encoder, images, labels, classnames = _tiny_clip_digits(40)
+    features = encode_images(encoder, images)
+    weights = zero_shot_weights(encoder, classnames)
+
+    def call(features, labels, weights):
+        BOIFHead(weights, encoder.logit_scale).fit(features, labels, epochs=2, random_state=0)
+        TipAdapter(weights, encoder.logit_scale).fit(features, labels)
+
+    return {"features": features, "labels": labels, "weights": weights}, call
+
+
+@case("mlcore.prompt.PromptLearner")
+def case_prompt_learner():
+    from mlcore.prompt import PromptLearner
+
+    encoder, images, labels, classnames = _tiny_clip_digits()
+
+    def call(images, labels, classnames):
+        PromptLearner(encoder, classnames, random_state=0).fit(images, labels, maxiter=2)
+
+    return {"images": images, "labels": labels, "classnames": classnames}, call
+
+
+@case("mlcore.gzsl.PUFE")
+def case_pufe():
+    torch = _torch()
+    from mlcore.gzsl import PUFE, simulate_gzsl
+
+    sim = simulate_gzsl(random_state=0)
+    seen = sim.seen_mask[sim.labels]
+    noise = _rng(32).normal(scale=0.3, size=sim.attributes[sim.labels].shape)
+    semantic = sim.attributes[sim.labels] + noise
+
+    def call(z_train, z_test, prototypes, seen_mask):
+        PUFE(random_state=0).fit(z_train, z_test, prototypes=prototypes, seen_mask=seen_mask)
+
+    inputs = {
+        "z_train": semantic[seen][:100],
+        "z_test": torch.as_tensor(semantic[100:300]),
+        "prototypes": sim.attributes,
+        "seen_mask": sim.seen_mask,
+    }
+    return inputs, call
+
+
+@case("mlcore.weak.CLAPORLoss", "mlcore.weak.candidate_targets")
+def case_clapor():
+    torch = _torch()
+    from mlcore.weak import CLAPORLoss, candidate_targets
+
+    gen = torch.Generator().manual_seed(31)
+    logits = torch.randn(8, 4, generator=gen, requires_grad=True)
+    candidates = torch.rand(8, 4, generator=gen) < 0.5
+    candidates[:, 0] = True
+    prior = torch.tensor([0.4, 0.3, 0.2, 0.1])
+
+    def call(logits, candidates, prior):
+        targets = candidate_targets(logits.detach(), candidates, eps_out=0.01)
+        CLAPORLoss(tau=1.0, penalty=0.5)(logits, targets, prior).backward()
+
+    return {"logits": logits, "candidates": candidates, "prior": prior}, call
+
+
 @case("statcore.geometry.ksg_mutual_information", "statcore.geometry.ksg_independence_test")
 def case_ksg():
     from statcore.geometry import ksg_independence_test, ksg_mutual_information

@@ -1,0 +1,93 @@
+"""Input checks shared by PUFE and calibrated stacking: arrays or tensors, one device, float64."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch
+
+from mlcore._device import as_numpy
+from mlcore.encoders.metrics import ausuc, gzsl_scores
+from statcore._validation import describe
+
+
+def input_device(*values) -> torch.device:
+    """The device of the tensor inputs (the CPU when all are arrays); they must agree."""
+    devices = {v.device for v in values if isinstance(v, torch.Tensor)}
+    if len(devices) > 1:
+        shown = ", ".join(sorted(str(d) for d in devices))
+        raise ValueError(f"tensor inputs must be on one device; got {shown}")
+    return devices.pop() if devices else torch.device("cpu")
+
+
+def as_matrix(x, *, name: str, device: torch.device, columns: int | None = None) -> torch.Tensor:
+    """A finite, non-empty 2-D float64 copy on ``device``: the input stays as it was."""
+    if x is None:
+        raise TypeError(f"`{name}` must be a 2-D array or tensor; got None")
+    if isinstance(x, torch.Tensor):
+        if x.is_complex() or x.dtype == torch.bool:
+            raise TypeError(f"`{name}` must be real-valued; got dtype {x.dtype}")
+        out = x.detach().to(device=device, dtype=torch.float64, copy=True)
+    else:
+        try:
+            arr = np.array(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"`{name}` must be a numeric 2-D array or tensor; got {describe(x)}"
+            ) from None
+        out = torch.as_tensor(arr, device=device)
+    if out.ndim != 2:
+        raise ValueError(f"`{name}` must be 2-D; got shape {tuple(out.shape)}")
+    if out.shape[0] == 0 or out.shape[1] == 0:
+        raise ValueError(f"`{name}` must be non-empty; got shape {tuple(out.shape)}")
+    if columns is not None and out.shape[1] != columns:
+        raise ValueError(f"`{name}` must have {columns} columns; got shape {tuple(out.shape)}")
+    if not torch.isfinite(out).all():
+        raise ValueError(f"`{name}` must be finite; found NaN or infinite entries")
+    return out
+
+
+def as_seen_mask(seen_mask, *, n_classes: int | None = None) -> np.ndarray:
+    """A boolean mask over the classes with at least one seen and one unseen class."""
+    mask = as_numpy(seen_mask, name="seen_mask")
+    if mask.dtype != np.bool_:
+        raise TypeError(
+            f"`seen_mask` must be a boolean array over the classes; got dtype {mask.dtype}"
+        )
+    if mask.ndim != 1:
+        raise ValueError(f"`seen_mask` must be 1-D; got shape {mask.shape}")
+    if n_classes is not None and mask.size != n_classes:
+        raise ValueError(
+            f"`seen_mask` has {mask.size} entries but the scores/prototypes have "
+            f"{n_classes} classes"
+        )
+    if mask.all() or not mask.any():
+        raise ValueError("`seen_mask` must mark at least one seen and one unseen class")
+    return mask
+
+
+def as_labels(y, *, name: str, n: int, n_classes: int) -> np.ndarray:
+    """Class indices (columns of the scores) of ``n`` examples."""
+    labels = as_numpy(y, name=name)
+    if labels.ndim != 1 or labels.size != n:
+        raise ValueError(f"`{name}` must be 1-D with {n} entries; got shape {labels.shape}")
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError(f"`{name}` must hold integer class indices; got dtype {labels.dtype}")
+    if labels.min() < 0 or labels.max() >= n_classes:
+        raise ValueError(
+            f"`{name}` must index the {n_classes} classes (0..{n_classes - 1}); "
+            f"got values in [{labels.min()}, {labels.max()}]"
+        )
+    return labels
+
+
+def gzsl_accuracy(y_true: np.ndarray, scores: np.ndarray, seen_mask: np.ndarray) -> pd.Series:
+    """Per-class mean accuracy on seen (S) and unseen (U) test classes, their harmonic mean H,
+    and the area under the seen-unseen curve of these scores (AUSUC)."""
+    classes = np.arange(seen_mask.size)
+    present = np.isin(classes, y_true)
+    out = gzsl_scores(
+        y_true, scores.argmax(axis=1), classes[seen_mask & present], classes[~seen_mask & present]
+    )
+    out["ausuc"] = ausuc(scores, y_true, classes[seen_mask], classes[~seen_mask])
+    return out

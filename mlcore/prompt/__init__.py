@@ -1,0 +1,29 @@
+"""Prompt tuning of frozen vision-language encoders: ManiPT, with CoOp and KgCoOp as baselines.
+
+:class:`PromptLearner` is the module a user trains (or drops into their own loop through
+:meth:`PromptLearner.loss_from_features`); :class:`ManifoldConsistencyLoss`,
+:class:`IncrementalFusion` and :func:`manifold_drift` are ManiPT's parts on their own;
+:func:`base_to_novel` runs CoOp's base-to-novel protocol over seeds.
+"""
+
+from mlcore.prompt.manipt import (
+    METHODS,
+    IncrementalFusion,
+    LossTerms,
+    ManifoldConsistencyLoss,
+    PromptLearner,
+    manifold_drift,
+)
+from mlcore.prompt.study import STUDY_METHODS, BaseToNovelResult, base_to_novel
+
+__all__ = [
+    "METHODS",
+    "STUDY_METHODS",
+    "BaseToNovelResult",
+    "IncrementalFusion",
+    "LossTerms",
+    "ManifoldConsistencyLoss",
+    "PromptLearner",
+    "base_to_novel",
+    "manifold_drift",
+]
