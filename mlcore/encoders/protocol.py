@@ -124,10 +124,8 @@ def check_dual_encoder(obj, name: str = "encoder", *, promptable: bool = False):
 
     Examples
     --------
-    >>> check_dual_encoder(object(), "encoder")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    TypeError: `encoder` must be a dual encoder (mlcore.encoders.DualEncoder); object lacks ...
+    ``check_dual_encoder(object(), "encoder")`` raises ``TypeError: `encoder` must be a dual
+    encoder (mlcore.encoders.DualEncoder); object lacks encode_image, ...``.
     """
     wanted = DUAL_ENCODER_MEMBERS + (PROMPTABLE_MEMBERS if promptable else ())
     missing = [m for m in wanted if not _has_member(obj, m)]
