@@ -58,6 +58,9 @@ API_AREAS = [
     ("mlcore.weak", "mlcore: CLAPOR and partial-label learning"),
     ("mlcore.fewshot", "mlcore: few-shot fusion (BOIF, Tip-Adapter)"),
     ("mlcore.prompt", "mlcore: prompt tuning (ManiPT, CoOp, KgCoOp)"),
+    ("mlcore.federated", "mlcore: federated prototype alignment (FedSPA)"),
+    ("mlcore.adapt", "mlcore: hyperbolic and Euclidean flow matching (HFM, FMA)"),
+    ("mlcore.transfer", "mlcore: few-shot model transfer across modalities (XTransfer)"),
     ("mlcore.results", "mlcore: training and evaluation results"),
 ]
 
