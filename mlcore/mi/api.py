@@ -12,7 +12,7 @@ from statcore._validation import check_option, check_positive_int
 from statcore.geometry.mutual_information import (
     ksg_independence_test,
     ksg_mutual_information,
-    permutation_pvalue,
+    permutation_independence_result,
 )
 from statcore.results import TestResult
 
@@ -123,16 +123,6 @@ def independence_test(
     null = np.array(
         [stat(yt[torch.randperm(n, generator=g).to(yt.device)]) for _ in range(n_resamples)]
     )
-    return TestResult(
-        method="InfoAtlas permutation test of independence",
-        nobs=n,
-        statistic=statistic,
-        pvalue=permutation_pvalue(statistic, null),
-        alternative="greater",
-        distribution=f"permutation ({n_resamples} draws)",
-        null_distribution=null,
-        null_hypothesis="X and Y are independent",
-        estimate=statistic,
-        n_resamples=n_resamples,
-        statistic_name="MI (nats)",
+    return permutation_independence_result(
+        "InfoAtlas permutation test of independence", n, statistic, null
     )

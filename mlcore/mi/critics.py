@@ -36,7 +36,7 @@ from statcore._validation import (
 from statcore.geometry.mutual_information import (
     MutualInformationResult,
     normal_interval,
-    permutation_pvalue,
+    permutation_independence_result,
 )
 from statcore.results import TestResult
 
@@ -204,6 +204,20 @@ def _check_options(objective, hidden, batch_size, maxiter, lr, clip, test_size):
     return objective
 
 
+def _fit_on_split(xt, yt, g, *, objective, hidden, batch_size, maxiter, lr, clip, test_size):
+    """Train a critic on one part of the rows (each side standardised by the training
+    part's moments); return it, its training record and the held-out rows."""
+    train, test = _split(len(xt), g, test_size)
+    train, test = train.to(xt.device), test.to(xt.device)
+    xtr, xte = _standardise(xt[train], xt[test])
+    ytr, yte = _standardise(yt[train], yt[test])
+    critic, training = fit_critic(
+        xtr, ytr, objective=objective, hidden=hidden, batch_size=batch_size,
+        maxiter=maxiter, lr=lr, clip=clip, g=g,
+    )  # fmt: skip
+    return critic, training, xte, yte
+
+
 def critic_mutual_information(
     x,
     y,
@@ -264,13 +278,9 @@ def critic_mutual_information(
     alpha = check_alpha(alpha)
     xt, yt = as_pair(x, y)
     g = cpu_generator(random_state)
-    train, test = _split(len(xt), g, test_size)
-    train, test = train.to(xt.device), test.to(xt.device)
-    xtr, xte = _standardise(xt[train], xt[test])
-    ytr, yte = _standardise(yt[train], yt[test])
-    critic, training = fit_critic(
-        xtr, ytr, objective=objective, hidden=hidden, batch_size=batch_size,
-        maxiter=maxiter, lr=lr, clip=clip, g=g,
+    critic, training, xte, yte = _fit_on_split(
+        xt, yt, g, objective=objective, hidden=hidden, batch_size=batch_size,
+        maxiter=maxiter, lr=lr, clip=clip, test_size=test_size,
     )  # fmt: skip
     value, influence = _read_bound(
         objective, *_held_out_terms(objective, critic, xte, yte, clip, g)
@@ -285,7 +295,7 @@ def critic_mutual_information(
         conf_low=low,
         conf_high=high,
         alpha=alpha,
-        interval=f"normal, delta method over {len(test)} held-out rows",
+        interval=f"normal, delta method over {len(xte)} held-out rows",
         model=critic,
         iterations=training.iterations,
         fit_options={"method": objective, "hidden": hidden, "batch_size": batch_size,
@@ -329,13 +339,9 @@ def critic_independence_test(
     n_resamples = check_positive_int(n_resamples, name="n_resamples")
     xt, yt = as_pair(x, y)
     g = cpu_generator(random_state)
-    train, test = _split(len(xt), g, test_size)
-    train, test = train.to(xt.device), test.to(xt.device)
-    xtr, xte = _standardise(xt[train], xt[test])
-    ytr, yte = _standardise(yt[train], yt[test])
-    critic, _ = fit_critic(
-        xtr, ytr, objective=objective, hidden=hidden, batch_size=batch_size,
-        maxiter=maxiter, lr=lr, clip=clip, g=g,
+    critic, _, xte, yte = _fit_on_split(
+        xt, yt, g, objective=objective, hidden=hidden, batch_size=batch_size,
+        maxiter=maxiter, lr=lr, clip=clip, test_size=test_size,
     )  # fmt: skip
 
     def stat(yy):
@@ -348,16 +354,11 @@ def critic_independence_test(
             for _ in range(n_resamples)
         ]
     )
-    return TestResult(
-        method=f"{NAMES[objective]} held-out permutation test of independence",
-        nobs=len(xt),
-        statistic=statistic,
-        pvalue=permutation_pvalue(statistic, null),
-        alternative="greater",
-        distribution=f"permutation of held-out y ({n_resamples} draws)",
-        null_distribution=null,
-        null_hypothesis="X and Y are independent",
-        estimate=statistic,
-        n_resamples=n_resamples,
+    return permutation_independence_result(
+        f"{NAMES[objective]} held-out permutation test of independence",
+        len(xt),
+        statistic,
+        null,
+        permuted="permutation of held-out y",
         statistic_name="MI bound (nats)",
     )
