@@ -93,6 +93,25 @@ def _co2() -> str:
     return _csv_text(frame)
 
 
+def _elnino() -> str:
+    """Monthly Nino 1+2 sea surface temperature in long form: one row per (year, month)."""
+    from statsmodels.datasets import elnino
+
+    wide = elnino.load_pandas().data
+    months = list(wide.columns[1:])
+    years = wide["YEAR"].to_numpy(dtype=np.float64)
+    if not np.array_equal(years, np.round(years)):
+        raise ValueError("elnino.YEAR is not whole-numbered")
+    frame = pd.DataFrame(
+        {
+            "year": np.repeat(years.astype(np.int64), len(months)),
+            "month": np.tile(np.arange(1, len(months) + 1, dtype=np.int64), len(wide)),
+            "sst": wide[months].to_numpy(dtype=np.float64).ravel(),
+        }
+    )
+    return _csv_text(frame)
+
+
 def _connectomes() -> str:
     """The MLSP 2014 functional connectivity features with each subject's diagnosis.
 
@@ -166,6 +185,8 @@ def build(networks: Path = NETWORKS) -> dict[str, str]:
     files["stackloss.csv"] = _table(
         "stackloss", ints=("STACKLOSS", "AIRFLOW", "WATERTEMP", "ACIDCONC")
     )
+    files["sunspots.csv"] = _table("sunspots", ints=("YEAR",))
+    files["elnino.csv"] = _elnino()
     files["anes96.csv"] = _table(
         "anes96",
         ints=(

@@ -16,11 +16,16 @@ name                        kind     nobs   contents
 ``longley``                 table       16  TOTEMP, GNPDEFL, GNP, UNEMP, ARMED, POP, YEAR
                                             (int64 except GNPDEFL, float64)
 ``stackloss``               table       21  STACKLOSS, AIRFLOW, WATERTEMP, ACIDCONC (int64)
+``sunspots``                table      309  YEAR (int64), SUNACTIVITY (float64)
+``elnino``                  table      732  year, month (int64), sst (float64, degrees C)
+``anes96``                  table      944  11 survey columns (int64 except logpopul)
 ``karate``                  network     34  78 weighted edges; node attribute ``club``
 ``les_miserables``          network     77  254 weighted edges
 ``florentine_families``     network     15  20 edges
 ``davis_southern_women``    network     32  89 edges, bipartite (node attribute
                                             ``bipartite``: 0 women, 1 events)
+``youtube``                 network   1991  51756 edges (SyNGLER authors' subgraph)
+``cora_ml``                 network   2810  7981 edges (SyNGLER authors' graph)
 ==========================  =======  =====  ==============================================
 
 Examples
@@ -72,7 +77,7 @@ def list_datasets() -> pd.DataFrame:
     Examples
     --------
     >>> from statcore.datasets import list_datasets
-    >>> list_datasets().loc[lambda d: d.kind == "network", "name"].tolist()
+    >>> list_datasets().loc[lambda d: d.kind == "network", "name"].tolist()[:4]
     ['karate', 'les_miserables', 'florentine_families', 'davis_southern_women']
     """
     rows = [

@@ -166,6 +166,35 @@ DATASETS: dict[str, Table | Network] = {
             ),
         ),
         Table(
+            name="sunspots",
+            file="sunspots.csv",
+            columns={"YEAR": INT, "SUNACTIVITY": FLOAT},
+            nobs=309,
+            description=(
+                "Yearly mean sunspot number, 1700-2008 (the Wolf / Zurich series as NOAA's "
+                "NGDC distributed it); a short, strongly cyclic (about 11-year) series."
+            ),
+            source=(
+                "statsmodels.datasets.sunspots; NOAA National Geophysical Data Center, "
+                "solar data services (sunspots_yearly.dat). Public domain."
+            ),
+        ),
+        Table(
+            name="elnino",
+            file="elnino.csv",
+            columns={"year": INT, "month": INT, "sst": FLOAT},
+            nobs=732,
+            description=(
+                "Monthly sea surface temperature (degrees C) of the Nino 1+2 region of the "
+                "eastern Pacific, January 1950 - December 2010, one row per month (statsmodels' "
+                "year-by-month table in long form)."
+            ),
+            source=(
+                "statsmodels.datasets.elnino; NOAA National Weather Service, Climate Prediction "
+                "Center, ERSST.V3B Nino 1+2 index. Public domain."
+            ),
+        ),
+        Table(
             name="anes96",
             file="anes96.csv",
             columns={

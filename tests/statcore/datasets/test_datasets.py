@@ -61,6 +61,8 @@ TABLES = {
         21,
         {"STACKLOSS": "int64", "AIRFLOW": "int64", "WATERTEMP": "int64", "ACIDCONC": "int64"},
     ),
+    "sunspots": (309, {"YEAR": "int64", "SUNACTIVITY": "float64"}),
+    "elnino": (732, {"year": "int64", "month": "int64", "sst": "float64"}),
     "anes96": (
         944,
         {
@@ -168,7 +170,7 @@ def test_engel_agrees_exactly_with_statsmodels():
         assert frame[column].to_numpy().tobytes() == expected[column].to_numpy().tobytes()
 
 
-@pytest.mark.parametrize("name", ["grunfeld", "longley", "stackloss"])
+@pytest.mark.parametrize("name", ["grunfeld", "longley", "stackloss", "sunspots"])
 def test_other_tables_agree_with_statsmodels(name):
     module = pytest.importorskip(f"statsmodels.datasets.{name}")
     expected = module.load_pandas().data
@@ -188,6 +190,15 @@ def test_co2_agrees_with_statsmodels_without_the_unsampled_weeks():
     frame = load("co2")
     assert frame["date"].tolist() == expected.index.strftime("%Y-%m-%d").tolist()
     np.testing.assert_array_equal(frame["co2"].to_numpy(), expected["co2"].to_numpy())
+
+
+def test_elnino_is_statsmodels_table_in_long_form():
+    module = pytest.importorskip("statsmodels.datasets.elnino")
+    wide = module.load_pandas().data
+    frame = load("elnino")
+    assert frame["year"].tolist() == np.repeat(wide["YEAR"].to_numpy(np.int64), 12).tolist()
+    assert frame["month"].tolist() == list(range(1, 13)) * len(wide)
+    np.testing.assert_array_equal(frame["sst"].to_numpy(), wide.iloc[:, 1:].to_numpy().ravel())
 
 
 def test_connectomes_agree_with_geomstats_and_are_correlation_matrices():
