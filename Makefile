@@ -24,7 +24,7 @@ test: $(STAMP)
 	MPLBACKEND=Agg OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile
 
 demo: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m statcore._vignettes vignettes build/vignettes
+	MPLBACKEND=Agg $(BIN)/python -m statcore._vignettes vignettes build/vignettes --jobs 2
 
 # The site reuses the notebooks that demo executed; docs/README.md says what it holds.
 docs: demo

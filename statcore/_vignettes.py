@@ -3,7 +3,7 @@
 A vignette is a Python script in jupytext's percent format (``# %%`` opens a code cell,
 ``# %% [markdown]`` a prose cell) lying directly in the source folder; sub-folders are not
 searched. ``python -m statcore._vignettes SRC_DIR OUT_DIR [--timeout SECONDS]`` takes the
-vignettes in order of file name and, for each one,
+vignettes in order of file name (``--jobs N`` runs N at once) and, for each one,
 
 1. converts it to a notebook with jupytext;
 2. executes it with nbclient in a fresh kernel. The kernel is ipykernel's native ``python3``
@@ -39,6 +39,7 @@ import re
 import sys
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,26 +78,37 @@ class VignetteResult:
     seconds: float
 
 
-def build_vignettes(src_dir, out_dir, *, timeout=600) -> list[VignetteResult]:
+def build_vignettes(src_dir, out_dir, *, timeout=600, jobs=1) -> list[VignetteResult]:
     """Execute every ``*.py`` vignette in ``src_dir``; write their pages and ``index.html``.
 
-    ``timeout`` is the most seconds a single cell may run. Progress is printed, one line per
-    vignette. Raises ``FileNotFoundError`` when ``src_dir`` holds no vignette.
+    ``timeout`` is the most seconds a single cell may run. ``jobs`` vignettes run at once, each
+    in its own kernel; the results keep the order of the file names whatever order they finish
+    in. Progress is printed, one line per vignette as it finishes. Raises
+    ``FileNotFoundError`` when ``src_dir`` holds no vignette.
     """
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer; got {jobs!r}")
     src_dir, out_dir = Path(src_dir), Path(out_dir)
     sources = sorted(src_dir.glob("*.py"))
     if not sources:
         raise FileNotFoundError(f"no vignettes (*.py) found in {src_dir}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    results = []
-    for number, source in enumerate(sources, start=1):
-        print(f"[{number}/{len(sources)}] {source.name} ... ", end="", flush=True)
-        result = _build_one(source, out_dir, timeout)
-        status = "ok" if result.ok else f"FAILED: {result.error}"
-        print(f"{status} ({result.seconds:.1f} s)", flush=True)
-        results.append(result)
-    _write_index(results, out_dir / "index.html")
-    return results
+    results = {}
+    # Threads suffice: each vignette's work happens in its own kernel process.
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        pending = {pool.submit(_build_one, source, out_dir, timeout): source for source in sources}
+        for finished in as_completed(pending):
+            result = finished.result()
+            status = "ok" if result.ok else f"FAILED: {result.error}"
+            print(
+                f"[{len(results) + 1}/{len(sources)}] {pending[finished].name} ... "
+                f"{status} ({result.seconds:.1f} s)",
+                flush=True,
+            )
+            results[pending[finished]] = result
+    ordered = [results[source] for source in sources]
+    _write_index(ordered, out_dir / "index.html")
+    return ordered
 
 
 def _build_one(source: Path, out_dir: Path, timeout) -> VignetteResult:
@@ -223,9 +235,12 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--timeout", type=int, default=600, help="most seconds one cell may run (default 600)"
     )
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="vignettes run at once, one kernel each (default 1)"
+    )
     args = parser.parse_args(argv)
     try:
-        results = build_vignettes(args.src_dir, args.out_dir, timeout=args.timeout)
+        results = build_vignettes(args.src_dir, args.out_dir, timeout=args.timeout, jobs=args.jobs)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

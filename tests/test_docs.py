@@ -77,7 +77,9 @@ def run_repository_vignettes(tmp_path_factory):
     (a plain cache shared by the site fixture and the test that checks every vignette ran)."""
     if "run" not in _REPOSITORY_RUN:
         out = tmp_path_factory.mktemp("repository_vignettes")
-        _REPOSITORY_RUN["run"] = out, build_vignettes(REPO_VIGNETTES, out)
+        # Two kernels at once: this file is one pytest worker's long pole, and the other
+        # worker's core is idle once it has run the rest of the suite.
+        _REPOSITORY_RUN["run"] = out, build_vignettes(REPO_VIGNETTES, out, jobs=2)
     return _REPOSITORY_RUN["run"]
 
 

@@ -57,8 +57,16 @@ def built(tmp_path_factory):
     (src / "a_good.py").write_text(GOOD)
     (src / "b_bad.py").write_text(BAD)
     out = tmp_path_factory.mktemp("out")
-    results = build_vignettes(src, out)
+    # Two at once: the good and the failing vignette run side by side in their own kernels.
+    results = build_vignettes(src, out, jobs=2)
+    assert [result.name for result in results] == ["a_good", "b_bad"]
     return src, out, {result.name: result for result in results}
+
+
+@pytest.mark.parametrize("jobs", [0, 1.5, True, "2"])
+def test_jobs_must_be_a_positive_integer(tmp_path, jobs):
+    with pytest.raises(ValueError, match="jobs must be a positive integer"):
+        build_vignettes(tmp_path, tmp_path / "out", jobs=jobs)
 
 
 def test_good_vignette_page_holds_output_and_embedded_figure(built):
