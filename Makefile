@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 # The CPU build of torch that lies on this machine's disk; a plain `torch` requirement would pull CUDA.
 TORCH_SPEC ?= torch==2.13.0
-EXTRAS := ml,dist,manifold,network,cluster,outliers,hf,active,images,dev,docs
+EXTRAS := ml,dist,manifold,network,cluster,outliers,hf,quant,active,images,dev,docs
 STAMP := $(VENV)/.installed
 
 .PHONY: install test demo docs bench clean

@@ -61,6 +61,10 @@ API_AREAS = [
     ("mlcore.federated", "mlcore: federated prototype alignment (FedSPA)"),
     ("mlcore.adapt", "mlcore: hyperbolic and Euclidean flow matching (HFM, FMA)"),
     ("mlcore.transfer", "mlcore: few-shot model transfer across modalities (XTransfer)"),
+    ("mlcore.augment", "mlcore: time-series augmentation and few-shot forecasting (ReAugment)"),
+    ("mlcore.quant", "mlcore: communication and computation quantisation (CoCoQuant)"),
+    ("mlcore.inverse", "mlcore: zero-shot inverse problems (Lottery Prior)"),
+    ("mlcore.active", "mlcore: active perception with a frozen detector (Sea²)"),
     ("mlcore.results", "mlcore: training and evaluation results"),
 ]
 

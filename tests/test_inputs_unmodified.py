@@ -40,10 +40,19 @@ AREAS = (
     "statcore.outliers",
     "statcore.theory",
     "statcore.distributed",
+    "mlcore.active",
 )
 
 # Public names of those areas that take no user data, so no mutation case applies.
 EXCLUDED = {
+    # Sea²'s building blocks that take sizes, seeds or thresholds, never user data
+    "mlcore.active.ActiveRoomEnv": "takes sizes only (an environment; rooms are seeds)",
+    "mlcore.active.PoseTransformerPolicy": "takes sizes only",
+    "mlcore.active.TinyDetector": "takes sizes only",
+    "mlcore.active.RandomPolicy": "takes a size and a seed",
+    "mlcore.active.ForwardPolicy": "takes sizes only",
+    "mlcore.active.RuleExplorer": "takes sizes and thresholds only",
+    "mlcore.active.Rollouts": "a record made by rollout",
     # constructors of execution backends and their helpers: they take worker counts or a
     # dask client, never data (MonteCarloStudy, which runs user code on a grid, has a case)
     "statcore.distributed.Backend": "abstract base class",
@@ -1287,6 +1296,112 @@ def case_clapor():
         CLAPORLoss(tau=1.0, penalty=0.5)(logits, targets, prior).backward()
 
     return {"logits": logits, "candidates": candidates, "prior": prior}, call
+
+
+@case("mlcore.augment.ReAugment", "mlcore.augment.compare_augmenters", "mlcore.augment.Jitter")
+def case_reaugment():
+    _torch()
+    from mlcore.augment import Jitter, LinearForecaster, ReAugment, compare_augmenters, make_windows
+
+    X, Y = make_windows(np.sin(np.arange(60) / 3.0), 12, 4)
+
+    def make():
+        return LinearForecaster(12, 4)
+
+    def call(X, Y):
+        ReAugment(
+            make, k_folds=2, pretrain_steps=5, rl_steps=3, hidden=8, train_options={"epochs": 5}
+        ).fit(X, Y, random_state=0).generate(X, Y, random_state=0)
+        compare_augmenters(
+            make,
+            X,
+            Y,
+            X,
+            Y,
+            {"none": None, "jitter": Jitter()},
+            seeds=2,
+            train_options={"epochs": 5},
+        )
+
+    return {"X": X, "Y": Y}, call
+
+
+@case("mlcore.active.grpo_advantages", "mlcore.active.grpo_loss", "mlcore.active.history_features")
+def case_sea2_grpo():
+    torch = _torch()
+    from mlcore.active import grpo_advantages, grpo_loss, history_features
+
+    gen = torch.Generator().manual_seed(0)
+    inputs = {
+        "rewards": torch.rand(8, generator=gen),
+        "logp": torch.randn(8, 3, generator=gen, requires_grad=True),
+        "logp_old": torch.randn(8, 3, generator=gen),
+        "logp_ref": torch.randn(8, 3, generator=gen),
+        "mask": torch.rand(8, 3, generator=gen) > 0.3,
+        "poses": torch.rand(3, 4, generator=gen),
+        "conf": torch.rand(3, generator=gen),
+        "actions": torch.tensor([0, 2]),
+    }
+
+    def call(rewards, logp, logp_old, logp_ref, mask, poses, conf, actions):
+        adv = grpo_advantages(rewards, 4)
+        grpo_loss(logp, logp_old, adv, logp_ref=logp_ref, mask=mask, beta=0.1).backward()
+        history_features(poses, conf, actions, n_actions=4, length=5)
+
+    return inputs, call
+
+
+@case(
+    "mlcore.active.Sea2Agent",
+    "mlcore.active.FrozenPerception",
+    "mlcore.active.rollout",
+    "mlcore.active.PerceptionReward",
+    "mlcore.active.evaluate_policies",
+    "mlcore.active.check_pose_env",
+    "mlcore.active.state_dict_hash",
+    "mlcore.active.pretrained_detector",
+    "mlcore.active.render_view",
+)
+def case_sea2_agent():
+    _torch()
+    from mlcore.active import (
+        ActiveRoomEnv,
+        ForwardPolicy,
+        FrozenPerception,
+        PerceptionReward,
+        PoseTransformerPolicy,
+        Sea2Agent,
+        TinyDetector,
+        check_pose_env,
+        evaluate_policies,
+        pretrained_detector,
+        render_view,
+        rollout,
+        state_dict_hash,
+    )
+
+    env = ActiveRoomEnv(max_steps=4)
+    env.make_room(0)
+    # Modules and the environment are built inside (assert_same compares data only); that the
+    # caller's policy and detector are left as they were is asserted by hash in
+    # tests/mlcore/test_sea2_e2e.py and test_sea2.py.
+    inputs = {"rooms": np.arange(3), "grid": env.grid.copy()}
+
+    def call(rooms, grid):
+        policy, detector = PoseTransformerPolicy(history_len=4), TinyDetector(4)
+        check_pose_env(env)
+        render_view(grid, 2.5, 2.5, 0.3)
+        perception = FrozenPerception(detector)
+        state_dict_hash(detector)
+        pretrained_detector(env, n_views=50, n_steps=2)
+        data = rollout(policy, env, perception, [(0, 0), (1, 1)], random_state=0)
+        PerceptionReward(lambda_geo=0.1)(data)
+        agent = Sea2Agent(policy, detector)
+        agent.sft(env, rooms, n_episodes=2, n_steps=2, random_state=0)
+        agent.grpo(env, rooms, n_iter=1, n_groups=1, group_size=2, random_state=0)
+        evaluate_policies({"p": policy, "f": ForwardPolicy()}, env, perception, rooms).summary()
+
+    return inputs, call
 
 
 @case("statcore.geometry.ksg_mutual_information", "statcore.geometry.ksg_independence_test")
