@@ -163,6 +163,13 @@ def seed_everything(seed) -> np.random.Generator:
     return check_random_state(seed)
 
 
+def module_device(module: torch.nn.Module, default="cpu") -> torch.device:
+    """The device of ``module``'s first parameter; ``default`` for a module without any."""
+    for parameter in module.parameters():
+        return parameter.device
+    return torch.device(default)
+
+
 def torch_generator(random_state, device=None) -> torch.Generator | None:
     """Normalise ``random_state`` (None, int or ``torch.Generator``) for torch's samplers.
 

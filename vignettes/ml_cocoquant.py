@@ -27,7 +27,6 @@ from mlcore.quant import (
     SensitivityCalibrator,
     TinyTPLM,
     batches,
-    causal_lm_loss,
     check_rewrite,
     evaluate_loss,
     linear_ops,
@@ -148,8 +147,8 @@ cost = RooflineCostModel(HARDWARE["l40s-pcie"], scale_group_size=16)
 
 
 def perplexity(bits):
-    with torch.no_grad(), quantized(model, ops, dict(bits), group_size=16):
-        return float(np.exp(np.mean([float(causal_lm_loss(model, b)) for b in held_out])))
+    with quantized(model, ops, dict(bits), group_size=16):
+        return float(np.exp(evaluate_loss(model, held_out)))
 
 
 front = pareto_frontier(ops, cost, sens, n_eps=10).measure(perplexity, name="perplexity")

@@ -35,6 +35,7 @@ from mlcore.augment import (
     ZooDisagreement,
     compare_augmenters,
     make_windows,
+    regime_windows,
     reinforce_loss,
 )
 from statcore.datasets import load
@@ -58,25 +59,9 @@ def auroc(score, label):
 
 
 # %%
-def regime_windows(n, lookback, frac, rng):
-    length = lookback + 51
-    odd = np.zeros(n, dtype=bool)
-    odd[rng.choice(n, int(frac * n), replace=False)] = True
-    W = np.empty((n, lookback + 1))
-    for i in range(n):
-        phi = -0.8 if odd[i] else 0.8
-        x = np.zeros(length)
-        e = rng.standard_normal(length)
-        for t in range(1, length):
-            x[t] = phi * x[t - 1] + e[t]
-        W[i] = x[-(lookback + 1) :]
-    W = torch.tensor(W, dtype=torch.float32)[..., None]
-    return W[:, :lookback], W[:, lookback:], odd
-
-
 rows = []
 for seed in range(6):
-    X, Y, odd = regime_windows(400, 16, 0.05, np.random.default_rng(seed))
+    X, Y, odd = regime_windows(400, 16, odd_fraction=0.05, random_state=seed)
     zoo = ZooDisagreement(
         lambda: LinearForecaster(16, 1, normalize=False), train_options={"epochs": 200, "lr": 1e-2}
     ).fit(X, Y, random_state=seed)

@@ -28,8 +28,9 @@ _HUES = np.array([[0.9, 0.2, 0.2], [0.2, 0.3, 0.9], [0.2, 0.8, 0.3], [0.9, 0.8, 
 _STEP = 0.05
 
 
-def object_colour(cls: int) -> tuple[np.ndarray, int]:
-    """The base colour and stripe count of object class ``cls``."""
+def object_colour(cls):
+    """The base colour and stripe count of object class ``cls`` (an int, or an int array: then
+    one colour row and one count per entry)."""
     return _HUES[(cls // 2) % len(_HUES)], 2 + 3 * (cls % 2)
 
 
@@ -64,15 +65,12 @@ def render_view(grid, x, y, angle, *, size=16, fov=math.pi / 3, max_range=10.0, 
     rows = (np.arange(size) + 0.5) / size - 0.5
     inside = np.abs(rows)[:, None] < height[None, :] / 2
     u = (rows[:, None] + height[None, :] / 2) / height[None, :]
-    colour = np.empty((size, size, 3))
-    for j in range(size):
-        code = hit_codes[j]
-        if code >= FIRST_OBJECT:
-            hue, stripes = object_colour(code - FIRST_OBJECT)
-            pattern = (np.sin(2 * np.pi * stripes * u[:, j]) > 0).astype(float)
-            colour[:, j] = hue[None, :] * (0.4 + 0.6 * pattern[:, None])
-        else:
-            colour[:, j] = _OCCLUDER if code == OCCLUDER else _WALL
+    is_object = hit_codes >= FIRST_OBJECT
+    hue, stripes = object_colour(np.where(is_object, hit_codes - FIRST_OBJECT, 0))
+    pattern = (np.sin(2 * np.pi * stripes[None, :] * u) > 0).astype(float)
+    striped = hue[None, :, :] * (0.4 + 0.6 * pattern[:, :, None])
+    plain = np.where((hit_codes == OCCLUDER)[:, None], _OCCLUDER, _WALL)
+    colour = np.where(is_object[None, :, None], striped, plain[None, :, :])
     fade = np.exp(-depth / fog)[None, :, None]
     colour = colour * fade + _FOG * (1 - fade)
     background = np.where(rows[:, None, None] < 0, _CEILING, _FLOOR)

@@ -15,13 +15,20 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlcore._checks import check_tensor
+from mlcore._device import module_device, torch_generator
 from mlcore._iterations import budget_result
 from mlcore.active.env import ACTIONS, check_pose_env
 from mlcore.active.perception import FrozenPerception
 from mlcore.active.policy import HISTORY_FIELDS, RuleExplorer, history_features
 from mlcore.results import TrainingResult
 from statcore._progress import progress as progress_bar
-from statcore._validation import check_option, check_random_state, check_scalar, describe
+from statcore._validation import (
+    check_option,
+    check_positive,
+    check_random_state,
+    check_scalar,
+    describe,
+)
 
 AGGREGATES = ("final", "max", "gain")
 
@@ -74,12 +81,6 @@ class Rollouts:
         return self.prediction.gather(1, self.n_steps[:, None])[:, 0]
 
 
-def _device_of(module: nn.Module, default="cpu") -> torch.device:
-    for p in module.parameters():
-        return p.device
-    return torch.device(default)
-
-
 def rollout(
     policy: nn.Module,
     env,
@@ -106,8 +107,9 @@ def rollout(
         starts give equal start states (GRPO's groups).
     greedy : bool
         Take the argmax action instead of sampling.
-    random_state : int, optional
-        Seeds the action sampling.
+    random_state : None, int or torch.Generator
+        Seeds the action sampling (None: torch's global generator, see
+        :func:`mlcore.seed_everything`).
     history_len : int, optional
         History rows built (default ``env.max_steps``).
 
@@ -129,17 +131,13 @@ def rollout(
         )
     if len(starts) == 0:
         raise ValueError("`starts` must hold at least one (room, seed) pair")
-    device = _device_of(policy, default=_device_of(perception))
+    device = module_device(policy, default=module_device(perception))
     n_actions = env.action_space.n
     max_steps = int(env.max_steps)
     length = max_steps if history_len is None else history_len
-    gen = torch.Generator(device=device)
-    if random_state is None:
-        gen.seed()
-    else:
-        gen.manual_seed(
-            check_scalar(random_state, name="random_state", kind=numbers.Integral, low=0)
-        )
+    gen = torch_generator(random_state, device)
+    if history_len is not None:
+        check_scalar(history_len, name="history_len", kind=numbers.Integral, low=1)
     envs, images, poses, queries, infos = [], [], [], [], []
     for start in starts:
         room, seed, *query = start
@@ -156,7 +154,7 @@ def rollout(
     n = len(envs)
     q = torch.tensor(queries, device=device)
     view = torch.as_tensor(np.stack(images), device=device)
-    pred, conf = perception(view.to(_device_of(perception, default=device)), q)
+    pred, conf = perception(view.to(module_device(perception, default=device)), q)
     size = view.shape[1:]
     out_images = torch.zeros(n, max_steps, *size, device=device)
     out_hist = torch.zeros(n, max_steps, length, len(HISTORY_FIELDS) + n_actions, device=device)
@@ -214,7 +212,7 @@ def rollout(
             if not (terminated or truncated):
                 still.append(i)
         new_view = torch.as_tensor(np.stack(new_images), device=device)
-        pred, conf = perception(new_view.to(_device_of(perception, default=device)), q[idx])
+        pred, conf = perception(new_view.to(module_device(perception, default=device)), q[idx])
         confidence[idx, t + 1], prediction[idx, t + 1] = conf.to(device), pred.to(device)
         current = current.clone()
         current[idx] = new_view
@@ -521,12 +519,13 @@ class Sea2Agent:
         n_steps = check_scalar(n_steps, name="n_steps", kind=numbers.Integral, low=1)
         n_episodes = check_scalar(n_episodes, name="n_episodes", kind=numbers.Integral, low=1)
         batch_size = check_scalar(batch_size, name="batch_size", kind=numbers.Integral, low=1)
+        lr = check_positive(lr, name="lr")
         starts = [(int(rng.choice(rooms)), int(rng.integers(2**31))) for _ in range(n_episodes)]
         data = rollout(
             expert, env, self.perception, starts, greedy=True, random_state=int(rng.integers(2**31))
         )
         m = data.mask
-        device = _device_of(self.policy)
+        device = module_device(self.policy)
         images, hist = data.images[m].to(device), data.histories[m].to(device)
         queries = data.queries[:, None].expand_as(m)[m].to(device)
         targets = data.actions[m].to(device)
@@ -622,6 +621,9 @@ class Sea2Agent:
         group_size = check_scalar(group_size, name="group_size", kind=numbers.Integral, low=2)
         n_groups = check_scalar(n_groups, name="n_groups", kind=numbers.Integral, low=1)
         n_inner = check_scalar(n_inner, name="n_inner", kind=numbers.Integral, low=1)
+        lr = check_positive(lr, name="lr")
+        clip = check_scalar(clip, name="clip", kind=numbers.Real, low=0)
+        beta = check_scalar(beta, name="beta", kind=numbers.Real, low=0)
         reference = copy.deepcopy(self.policy).eval()
         for p in reference.parameters():
             p.requires_grad_(False)
@@ -669,7 +671,7 @@ class Sea2Agent:
             method="Sea² stage 2: GRPO on the perception reward",
             nobs=n_iter * n_groups * group_size,
             wall_time_s=time.perf_counter() - start,
-            device=str(_device_of(self.policy)),
+            device=str(module_device(self.policy)),
             function="Sea2Agent.grpo",
             n_iter=n_iter,
             maxiter=n_iter,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import numbers
 
 import numpy as np
 import torch
@@ -13,7 +14,7 @@ from torch import nn
 
 from mlcore._checks import check_tensor
 from mlcore.active.env import ActiveRoomEnv, check_pose_env
-from statcore._validation import describe
+from statcore._validation import check_scalar, describe
 
 #: Room seeds from here up are the detector's source rooms, apart from any policy's rooms.
 SOURCE_ROOMS = 10**6
@@ -33,7 +34,8 @@ class TinyDetector(nn.Module):
 
     def __init__(self, n_classes: int = 4, width: int = 16):
         super().__init__()
-        self.n_classes = n_classes
+        self.n_classes = check_scalar(n_classes, name="n_classes", kind=numbers.Integral, low=1)
+        width = check_scalar(width, name="width", kind=numbers.Integral, low=1)
         self.features = nn.Sequential(
             nn.Conv2d(3, width, 3, padding=1),
             nn.ReLU(),

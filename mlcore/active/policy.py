@@ -100,8 +100,12 @@ class PoseTransformerPolicy(nn.Module):
         for name, value in (
             ("n_actions", n_actions),
             ("n_classes", n_classes),
+            ("image_size", image_size),
+            ("patch", patch),
             ("history_len", history_len),
             ("d_model", d_model),
+            ("n_heads", n_heads),
+            ("n_layers", n_layers),
         ):
             check_scalar(value, name=name, kind=numbers.Integral, low=1)
         if image_size % patch:

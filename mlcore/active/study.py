@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -12,7 +13,13 @@ import pandas as pd
 from torch import nn
 
 from mlcore.active.grpo import rollout
-from statcore._validation import check_alpha, check_option, check_random_state, describe
+from statcore._validation import (
+    check_alpha,
+    check_option,
+    check_random_state,
+    check_scalar,
+    describe,
+)
 from statcore.results import Results, Summary
 from statcore.results._intervals import mean_t_interval
 from statcore.results._plotting import get_ax
@@ -41,7 +48,7 @@ class ActivePerceptionResult(Results):
     episodes : DataFrame
         One row per episode: ``seed, policy, room, start, query, final_prediction,
         final_confidence, correct, n_steps, collisions, in_nuisance``. ``correct``: the
-        perception module's final prediction is the query *and* the query object is truly in
+        perception module's final prediction is the query, and the query object is truly in
         the centre of the final view (ground truth, used for evaluation only).
     alpha : float
         ``1 - alpha`` t-intervals: over seeds when there are several, over episodes otherwise.
@@ -86,13 +93,15 @@ class ActivePerceptionResult(Results):
             index=["room", "start"], columns="policy", values=metric, sort=False
         )
 
-    def tidy(self) -> pd.DataFrame:
-        """``policy, metric, estimate, std_error, conf_low, conf_high, n_units``."""
+    def tidy(self, alpha: float | None = None) -> pd.DataFrame:
+        """``policy, metric, estimate, std_error, conf_low, conf_high, n_units``, with
+        ``1 - alpha`` t-intervals (default: the result's ``alpha``)."""
+        alpha = self.alpha if alpha is None else check_alpha(alpha)
         rows = []
         for metric in METRICS:
             units = self._units(metric)
             for policy in self.policies:
-                mean, se, lo, hi = mean_t_interval(units[policy].dropna(), self.alpha)
+                mean, se, lo, hi = mean_t_interval(units[policy].dropna(), alpha)
                 rows.append(
                     {
                         "policy": policy,
@@ -135,8 +144,9 @@ class ActivePerceptionResult(Results):
         return pd.DataFrame([row])
 
     def summary(self, alpha: float | None = None) -> Summary:
-        """Per-policy accuracy and final confidence with intervals."""
-        table = self.tidy().set_index(["policy", "metric"])
+        """Per-policy accuracy and final confidence with ``1 - alpha`` intervals (default: the
+        result's ``alpha``)."""
+        table = self.tidy(alpha).set_index(["policy", "metric"])
         return Summary(
             title=self._title(),
             info=self._info(),
@@ -189,6 +199,9 @@ def evaluate_policies(
             f"`policies` must be a non-empty mapping of names to policies; got {describe(policies)}"
         )
     rng = check_random_state(random_state)
+    episodes_per_room = check_scalar(
+        episodes_per_room, name="episodes_per_room", kind=numbers.Integral, low=1
+    )
     rooms = [int(r) for r in rooms]
     starts = [(r, int(rng.integers(2**31))) for r in rooms for _ in range(episodes_per_room)]
     rollout_seed = int(rng.integers(2**31))

@@ -447,12 +447,13 @@ class _FlowBase(nn.Module):
         self.text_feats = text
         y = torch.as_tensor(labels, device=device)
         seed = _torch_seed(self.random_state)
-        torch.manual_seed(seed)
         gen = torch.Generator(device=device).manual_seed(seed)
         self._prepare(x0, y, text)
-        self.net = VelocityNet(x0.shape[1], self.width, self.n_blocks).to(
-            device=device, dtype=dtype
-        )
+        # The net is initialised on the CPU from `seed`, leaving torch's global generator as it was.
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            net = VelocityNet(x0.shape[1], self.width, self.n_blocks)
+        self.net = net.to(device=device, dtype=dtype)
         self.history = self._train(x0, y, gen)
         return self.history
 
@@ -715,7 +716,8 @@ class HyperbolicFlowMatcher(_FlowBase):
         Weight of the centripetal hinge in the alignment stage (0 with ``learn_scale=True``
         leaves only the alignment cross-entropy).
     scale_image, scale_text : float
-        Initial ``α_img`` and ``α_txt``.
+        Initial ``α_img`` and ``α_txt``; after :meth:`fit` the attributes hold the fitted
+        scales (every fit starts again from the initial ones).
     learn_scale : bool
         Fit ``α_img``, ``α_txt`` in the alignment stage (``align_steps`` full-batch Adam steps).
     margin : float
@@ -761,6 +763,8 @@ class HyperbolicFlowMatcher(_FlowBase):
                                               strict=False)  # fmt: skip
         self.scale_image = check_positive(scale_image, name="scale_image")
         self.scale_text = check_positive(scale_text, name="scale_text")
+        # fit() overwrites the scales with the fitted ones; a refit starts again from these.
+        self._initial_scales = (self.scale_image, self.scale_text)
         self.learn_scale = bool(learn_scale)
         self.margin = check_positive(margin, name="margin", strict=False)
         self.tau = check_positive(tau, name="tau")
@@ -773,6 +777,7 @@ class HyperbolicFlowMatcher(_FlowBase):
 
     def _prepare(self, x0, y, text):
         self.alignment = None
+        self.scale_image, self.scale_text = self._initial_scales
         if not self.learn_scale or self.align_steps == 0:
             return
         k = self.curvature

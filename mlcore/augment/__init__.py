@@ -13,6 +13,7 @@ from mlcore.augment.forecasters import (
     LinearForecaster,
     MLPForecaster,
     make_windows,
+    regime_windows,
     train_forecaster,
 )
 from mlcore.augment.reaugment import (
@@ -42,6 +43,7 @@ __all__ = [
     "ZooDisagreement",
     "compare_augmenters",
     "make_windows",
+    "regime_windows",
     "reinforce_loss",
     "train_forecaster",
     "train_with_augmentation",

@@ -151,12 +151,15 @@ class TimeWarp(Augmenter):
         knots = np.linspace(0, T - 1, self.n_speed_change + 1)
         speed = rng.uniform(1.0, self.max_speed_ratio, size=(n, knots.size))
         grid = np.arange(T)
-        out = np.empty((n, T, C))
+        # the speed at every step, linear between the knots: one hat function per knot
+        hats = np.stack([np.interp(grid, knots, row) for row in np.eye(knots.size)])
+        s = speed @ hats
+        t = np.concatenate([np.zeros((n, 1)), np.cumsum(s[:, :-1], axis=1)], axis=1)
+        t *= (T - 1) / t[:, -1:]
+        # linear interpolation of every window and channel at its warped times
+        lo = np.clip(np.floor(t).astype(np.int64), 0, T - 2)
+        frac = np.clip(t - lo, 0.0, 1.0)[..., None]
         values = W.detach().cpu().double().numpy()
-        for i in range(n):
-            s = np.interp(grid, knots, speed[i])
-            t = np.concatenate([[0.0], np.cumsum(s[:-1])])
-            t *= (T - 1) / t[-1]
-            for c in range(C):
-                out[i, :, c] = np.interp(t, grid, values[i, :, c])
+        rows = np.arange(n)[:, None]
+        out = values[rows, lo] * (1 - frac) + values[rows, lo + 1] * frac
         return torch.as_tensor(out, dtype=W.dtype, device=W.device)

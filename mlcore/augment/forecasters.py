@@ -19,7 +19,12 @@ from mlcore._device import as_numpy
 from mlcore._iterations import budget_result
 from mlcore.results import TrainingResult
 from statcore._progress import progress as progress_bar
-from statcore._validation import check_positive, check_positive_int, check_random_state
+from statcore._validation import (
+    check_positive,
+    check_positive_int,
+    check_random_state,
+    check_scalar,
+)
 
 __all__ = [
     "DLinear",
@@ -27,6 +32,7 @@ __all__ = [
     "LinearForecaster",
     "MLPForecaster",
     "make_windows",
+    "regime_windows",
     "train_forecaster",
 ]
 
@@ -67,6 +73,61 @@ def make_windows(series, lookback: int, horizon: int, *, stride: int = 1):
         )
     windows = values.unfold(0, need, stride).transpose(1, 2)
     return windows[:, :lookback].contiguous(), windows[:, lookback:].contiguous()
+
+
+def regime_windows(
+    n: int,
+    lookback: int,
+    *,
+    odd_fraction: float = 0.05,
+    phi: float = 0.8,
+    burn_in: int = 50,
+    random_state=None,
+):
+    """One-step AR(1) windows of two regimes: coefficient ``phi``, and ``-phi`` for an
+    ``odd_fraction`` of them (the zoo-disagreement check of ReAugment).
+
+    Each window is the last ``lookback + 1`` values of its own AR(1) path
+    ``x_t = ±phi · x_{t-1} + e_t`` (``e_t ~ N(0, 1)``, ``x_0 = 0``) after ``burn_in`` steps.
+    The horizon is one step: at even horizons the two regimes' forecasts ``phi^h x`` coincide.
+
+    Parameters
+    ----------
+    n, lookback : int
+        Windows and their input length.
+    odd_fraction : float
+        Fraction of windows in the ``-phi`` regime, in [0, 1).
+    phi : float
+        AR coefficient of the common regime, in (-1, 1).
+    burn_in : int
+        Steps before the window.
+    random_state : None, int or numpy Generator
+
+    Returns
+    -------
+    X : Tensor (n, lookback, 1), float32
+    Y : Tensor (n, 1, 1), float32
+    odd : ndarray of bool (n,)
+        Which windows are of the ``-phi`` regime.
+    """
+    n = check_positive_int(n, name="n")
+    lookback = check_positive_int(lookback, name="lookback")
+    odd_fraction = check_scalar(
+        odd_fraction, name="odd_fraction", low=0, high=1, high_inclusive=False
+    )
+    phi = check_scalar(phi, name="phi", low=-1, high=1, low_inclusive=False, high_inclusive=False)
+    burn_in = check_positive_int(burn_in, name="burn_in", minimum=0)
+    rng = check_random_state(random_state)
+    length = lookback + 1 + burn_in
+    odd = np.zeros(n, dtype=bool)
+    odd[rng.choice(n, int(odd_fraction * n), replace=False)] = True
+    coef = np.where(odd, -phi, phi)
+    e = rng.standard_normal((n, length))
+    x = np.zeros((n, length))
+    for t in range(1, length):  # the recursion is sequential in time, vectorised over windows
+        x[:, t] = coef * x[:, t - 1] + e[:, t]
+    W = torch.tensor(x[:, -(lookback + 1) :], dtype=torch.float32)[..., None]
+    return W[:, :lookback], W[:, lookback:], odd
 
 
 class _LastValueNorm(nn.Module):

@@ -58,8 +58,8 @@ BASELINES = ("ema", "none")
 
 
 def new_model(make_model, seed: int) -> nn.Module:
-    """A fresh forecaster from the user's factory, its initialisation drawn from ``seed`` without
-    touching torch's global generator."""
+    """A fresh module from a factory (the user's forecaster, or the VMAE policy), its
+    initialisation drawn from ``seed`` without touching torch's global generator."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = make_model()
@@ -139,8 +139,13 @@ class ZooDisagreement:
         fraction = check_scalar(fraction, name="fraction", low=0, high=1, low_inclusive=False)
         if not hasattr(self, "scores_"):
             raise RuntimeError("ZooDisagreement is not fitted; call `fit(X, Y)` first")
-        count = max(1, math.ceil(fraction * self.scores_.size))
-        return np.sort(np.argsort(-self.scores_, kind="stable")[:count])
+        return _top_fraction(self.scores_, fraction)
+
+
+def _top_fraction(scores: np.ndarray, fraction: float) -> np.ndarray:
+    """Sorted indices of the ``fraction`` highest ``scores`` (at least one; ties by position)."""
+    count = max(1, math.ceil(fraction * scores.size))
+    return np.sort(np.argsort(-scores, kind="stable")[:count])
 
 
 def _gauss_logpdf(x, mu, logvar):
@@ -709,9 +714,9 @@ class ReAugment(Augmenter):
         # a zero mean score (a zoo that agrees everywhere) leaves the proximity term alone
         self._score_scale = float(scores[anchors].mean()) or 1.0
         self._nn_distance = median_nn_distance(W) or 1.0
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(torch_seed(rng))
-            policy = VMAEAugmenter(W.shape[1], W.shape[2], **self.vmae_options).to(W.device)
+        policy = new_model(
+            lambda: VMAEAugmenter(W.shape[1], W.shape[2], **self.vmae_options), torch_seed(rng)
+        ).to(W.device)
         pre = policy.pretrain(
             W,
             steps=self.pretrain_steps,
@@ -785,8 +790,7 @@ class ReAugment(Augmenter):
         n_copies = check_positive_int(n_copies, name="n_copies")
         rng = check_random_state(random_state)
         scores = as_numpy(self.zoo_.score(X, Y), name="scores")
-        count = max(1, math.ceil(self.anchor_fraction * scores.size))
-        idx = torch.as_tensor(np.sort(np.argsort(-scores, kind="stable")[:count]), device=X.device)
+        idx = torch.as_tensor(_top_fraction(scores, self.anchor_fraction), device=X.device)
         W = torch.cat([X, Y], dim=1)[idx].repeat(n_copies, 1, 1)
         gen = torch.Generator().manual_seed(torch_seed(rng))
         with torch.no_grad():

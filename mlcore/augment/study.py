@@ -233,8 +233,7 @@ def compare_augmenters(
         for name, aug in augmenters.items():
             # one stream per seed, restarted for each augmenter: same init and batch order
             stream = np.random.default_rng(int(s))
-            init = int(stream.integers(2**62))
-            model = new_model(make_model, init).to(X.device)
+            model = new_model(make_model, torch_seed(stream)).to(X.device)
             Xt, Yt = X, Y
             if aug is not None:
                 aug.fit(X, Y, random_state=stream)

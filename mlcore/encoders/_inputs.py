@@ -6,6 +6,8 @@ import torch
 import torch.nn.functional as F
 
 from mlcore._checks import check_tensor
+from mlcore._device import as_numpy
+from statcore._validation import as_class_labels
 
 
 def check_images(images, *, channels: int | None, size: tuple | None = None, name="images"):
@@ -75,3 +77,20 @@ def check_layers(requested, available: tuple, *, name: str = "layers") -> tuple:
             f"`{name}` has unknown layer names {unknown}; available: {list(available)}"
         )
     return requested
+
+
+def check_class_indices(labels, *, name: str, n: int, n_classes: int, of: str = "classes"):
+    """``n`` class labels as an int64 numpy copy, each an index in ``0..n_classes - 1``.
+
+    Tensors (on any device), arrays and lists are accepted; whole-number floats are read as
+    integers, text, booleans and fractions are refused (:func:`as_class_labels`).
+    """
+    if isinstance(labels, torch.Tensor):
+        labels = as_numpy(labels, name=name)
+    labels = as_class_labels(labels, name=name, n=n)
+    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+        raise ValueError(
+            f"`{name}` must index the {n_classes} {of} (0..{n_classes - 1}); got values in "
+            f"[{labels.min()}, {labels.max()}]"
+        )
+    return labels

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import torch
 from torch import nn
 
+from mlcore._device import module_device
 from mlcore.encoders._inputs import (
     check_images,
     check_layers,
@@ -28,12 +29,6 @@ _CLIP_REFERENCE = (
     "Radford, Kim, Hallacy, et al. (2021). Learning transferable visual models from natural "
     "language supervision. ICML 2021."
 )
-
-
-def _module_device(module: nn.Module) -> torch.device:
-    for p in module.parameters():
-        return p.device
-    return torch.device("cpu")
 
 
 def _module_dtype(module: nn.Module) -> torch.dtype:
@@ -161,7 +156,7 @@ class HFCLIPEncoder:
 
     @property
     def device(self) -> torch.device:
-        return _module_device(self.model)
+        return module_device(self.model)
 
     @property
     def image_layer_names(self) -> tuple:
@@ -304,7 +299,7 @@ class OpenCLIPEncoder:
 
     @property
     def device(self) -> torch.device:
-        return _module_device(self.model)
+        return module_device(self.model)
 
     @property
     def image_layer_names(self) -> tuple:

@@ -11,9 +11,9 @@ from torch import nn
 def pool_features(output, *, name: str = "output") -> torch.Tensor:
     """One layer's output as a (n, width) tensor.
 
-    A tuple or a ``transformers`` ModelOutput gives its first tensor; (n, width) stays as is;
-    (n, tokens, width) (a transformer's hidden states, batch first) is averaged over tokens;
-    (n, channels, *spatial) (a feature map) over its spatial axes.
+    A tuple or a ``transformers`` ModelOutput gives its first tensor; ``(n, width)`` stays as
+    is; ``(n, tokens, width)`` (a transformer's hidden states, batch first) is averaged over
+    tokens; ``(n, channels, *spatial)`` (a feature map) over its spatial axes.
     """
     if isinstance(output, (tuple, list)):
         output = output[0]

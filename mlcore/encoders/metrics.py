@@ -44,9 +44,14 @@ def per_class_accuracy(y_true, y_pred, classes=None) -> pd.Series:
     y_true = as_class_labels(y_true, name="y_true")
     y_pred = as_class_labels(y_pred, name="y_pred", n=y_true.size)
     classes = np.unique(y_true) if classes is None else _group(classes, "classes")
-    accuracy = [
-        (y_pred[y_true == c] == c).mean() if np.any(y_true == c) else np.nan for c in classes
-    ]
+    # each example's row in the sorted ``classes``; examples of other classes drop out
+    pos = np.searchsorted(classes, y_true)
+    keep = pos < classes.size
+    keep[keep] = classes[pos[keep]] == y_true[keep]
+    sizes = np.bincount(pos[keep], minlength=classes.size)
+    hits = np.bincount(pos[keep], weights=(y_pred == y_true)[keep], minlength=classes.size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accuracy = hits / sizes
     return pd.Series(accuracy, index=pd.Index(classes, name="class"), name="accuracy")
 
 

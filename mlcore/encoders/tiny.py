@@ -15,6 +15,7 @@ from importlib import resources
 import torch
 from torch import nn
 
+from mlcore._checkpoints import write_checkpoint
 from mlcore._device import get_device
 from mlcore.encoders._inputs import (
     check_images,
@@ -249,11 +250,7 @@ class TinyCLIP(nn.Module):
     # --- checkpoints ---------------------------------------------------------------------
     def save(self, path, **metadata) -> None:
         """Write config, vocabulary and float32 weights (and ``metadata``) to ``path``."""
-        state = {k: v.detach().cpu().float() for k, v in self.state_dict().items()}
-        torch.save(
-            {"config": self.config(), "vocab": list(self.vocab), "state_dict": state, **metadata},
-            path,
-        )
+        write_checkpoint(path, self, self.config(), vocab=list(self.vocab), **metadata)
 
     @classmethod
     def load(cls, path, *, device=None, frozen: bool = True) -> TinyCLIP:

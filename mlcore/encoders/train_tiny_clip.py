@@ -8,7 +8,6 @@ count give the same weights) in a few minutes on one CPU core.
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from mlcore._checkpoints import retrain_main
 from mlcore._iterations import budget_result
 from mlcore.encoders.corpus import caption_batch, caption_vocabulary, pretraining_corpus
 from mlcore.encoders.tiny import CHECKPOINT, TinyCLIP
@@ -173,24 +173,13 @@ def train_tiny_clip(
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(Path(__file__).with_name(CHECKPOINT)))
-    parser.add_argument("--steps", type=int, default=SETTINGS["steps"])
-    parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    settings = {**SETTINGS, "steps": args.steps}
-    model, result = train_tiny_clip(**settings, progress=True)
-    model.save(
-        args.out,
-        settings=settings,
-        torch_version=str(torch.__version__),
-        threads=args.threads,
-        wall_time_s=result.wall_time_s,
-        final_loss=float(result.history["loss"].iloc[-1]),
+    retrain_main(
+        argv,
+        description=__doc__.splitlines()[0],
+        default_out=Path(__file__).with_name(CHECKPOINT),
+        settings=SETTINGS,
+        train=lambda settings: train_tiny_clip(**settings, progress=True),
     )
-    loss = result.history["loss"].iloc[-1]
-    print(f"wrote {args.out}: {result.wall_time_s:.0f} s, final loss {loss:.4f}")
 
 
 if __name__ == "__main__":

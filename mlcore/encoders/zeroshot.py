@@ -3,12 +3,12 @@ features, and an evaluation with a bootstrap interval."""
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from mlcore._checks import check_tensor
 from mlcore._device import as_numpy
-from mlcore.encoders._inputs import check_texts, normalize
+from mlcore.encoders._inputs import check_class_indices, check_texts, normalize
+from mlcore.encoders.metrics import per_class_accuracy
 from mlcore.encoders.protocol import check_dual_encoder
 from mlcore.results import EvaluationResult
 from statcore._validation import check_positive_int
@@ -95,14 +95,34 @@ def encode_images(encoder, images, batch_size: int = 256) -> torch.Tensor:
     check_tensor(images, name="images", ndim=4, kind="floating", nonempty=True)
     return torch.cat(
         [
-            encoder.encode_image(images[i : i + batch_size])
+            encoder.encode_image(images[i : i + batch_size].to(encoder.device))
             for i in range(0, len(images), batch_size)
         ]
     )
 
 
 def zero_shot_logits(encoder, features, weights) -> torch.Tensor:
-    """``logit_scale * features @ weights.T``: CLIP's zero-shot logits (n, C)."""
+    """``logit_scale * features @ weights.T``: CLIP's zero-shot logits (n, C).
+
+    Parameters
+    ----------
+    encoder : DualEncoder
+        Supplies ``logit_scale``.
+    features : Tensor (n, embed_dim)
+        Normalised image features (:func:`encode_images`).
+    weights : Tensor (C, embed_dim)
+        Class weights (:func:`zero_shot_weights`); moved to the device and dtype of
+        ``features``.
+
+    Returns
+    -------
+    Tensor (n, C)
+
+    References
+    ----------
+    Radford, Kim, Hallacy, et al. (2021). Learning transferable visual models from natural
+    language supervision. *ICML 2021*.
+    """
     check_tensor(features, name="features", ndim=2, kind="floating")
     check_tensor(weights, name="weights", ndim=2, kind="floating")
     if features.shape[1] != weights.shape[1]:
@@ -121,7 +141,7 @@ def zero_shot_evaluate(
     n_resamples: int = 1000,
     random_state=0,
 ) -> EvaluationResult:
-    """Zero-shot top-1 accuracy (and class-balanced accuracy) of an encoder on a domain.
+    """Zero-shot top-1 accuracy of an encoder on a domain (per-class accuracies in the notes).
 
     Parameters
     ----------
@@ -144,24 +164,21 @@ def zero_shot_evaluate(
     """
     encoder = check_dual_encoder(encoder)
     classnames = check_classnames(data.classnames if classnames is None else classnames)
-    labels = np.asarray(data.labels)
-    if labels.size and (labels.min() < 0 or labels.max() >= len(classnames)):
-        raise ValueError(
-            f"`data.labels` run over {labels.min()}..{labels.max()} but there are "
-            f"{len(classnames)} `classnames`"
-        )
+    labels = check_class_indices(
+        data.labels, name="data.labels", n=len(data.labels), n_classes=len(classnames),
+        of="`classnames`",
+    )  # fmt: skip
     weights = zero_shot_weights(
         encoder, classnames, data.templates if templates is None else templates
     )
     features = encode_images(encoder, data.images)
     pred = as_numpy(zero_shot_logits(encoder, features, weights).argmax(dim=1))
     correct = (pred == labels).astype(float)
-    per_class = {
-        c: float(correct[labels == k].mean())
-        for k, c in enumerate(classnames)
-        if (labels == k).any()
-    }
-    notes = ("per-class accuracy: " + ", ".join(f"{c} {a:.2f}" for c, a in per_class.items()),)
+    per_class = per_class_accuracy(labels, pred)
+    notes = (
+        "per-class accuracy: "
+        + ", ".join(f"{classnames[k]} {a:.2f}" for k, a in per_class.items()),
+    )
     return EvaluationResult.from_per_example(
         {"accuracy": correct},
         n_resamples=n_resamples,

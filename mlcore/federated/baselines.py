@@ -21,6 +21,26 @@ def _client_mean(values) -> float:
     return float(np.mean(values)) if values else float("nan")
 
 
+def _test_accuracies(data: FederatedData, logits_fn) -> dict:
+    """``global`` (pooled), ``personal`` (mean over clients with test data) and ``clients``
+    (NaN without test data) test accuracies of ``logits_fn(features)``."""
+    accs, correct, total = [], 0, 0
+    with torch.no_grad():
+        for c in data.clients:
+            n = c.test_labels.numel()
+            if not n:
+                accs.append(np.nan)
+                continue
+            hits = int((logits_fn(c.test_features).argmax(1) == c.test_labels).sum())
+            accs.append(hits / n)
+            correct, total = correct + hits, total + n
+    return {
+        "global": correct / total if total else float("nan"),
+        "personal": _client_mean(accs),
+        "clients": np.array(accs),
+    }
+
+
 def zero_shot_accuracy(data: FederatedData, text_features, *, logit_scale: float = 100.0) -> dict:
     """Zero-shot ``s f Tᵀ`` on every client's test set.
 
@@ -38,18 +58,8 @@ def zero_shot_accuracy(data: FederatedData, text_features, *, logit_scale: float
     """
     data = _check_data(data)
     check_tensor(text_features, name="text_features", ndim=2, kind="floating", finite=True)
-    accs, correct, total = [], 0, 0
-    for c in data.clients:
-        n = c.test_labels.numel()
-        if not n:
-            accs.append(np.nan)
-            continue
-        hits = int(
-            ((logit_scale * c.test_features @ text_features.T).argmax(1) == c.test_labels).sum()
-        )
-        accs.append(hits / n)
-        correct, total = correct + hits, total + n
-    return {"global": correct / total, "personal": _client_mean(accs), "clients": np.array(accs)}
+    logit_scale = check_positive(logit_scale, name="logit_scale")
+    return _test_accuracies(data, lambda f: logit_scale * f @ text_features.T)
 
 
 def _local_task(task: dict) -> tuple[float, float]:
@@ -239,20 +249,10 @@ def fedavg_prompts(
             ctx = torch.einsum("k,k...->...", weights, ctxs)
     with torch.no_grad():
         learner.ctx.copy_(ctx)
-        accs, correct, total = [], 0, 0
-        for c in data.clients:
-            n = c.test_labels.numel()
-            if not n:
-                accs.append(np.nan)
-                continue
-            hits = int(
-                (learner.logits_from_features(c.test_features).argmax(1) == c.test_labels).sum()
-            )
-            accs.append(hits / n)
-            correct, total = correct + hits, total + n
+    acc = _test_accuracies(data, learner.logits_from_features)
     return {
-        "global": correct / total,
-        "personal": _client_mean(accs),
+        "global": acc["global"],
+        "personal": acc["personal"],
         "bytes_per_round": 2 * data.n_clients * ctx.numel() * FLOAT_BYTES,
         "ctx": ctx,
     }

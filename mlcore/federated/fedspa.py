@@ -159,6 +159,9 @@ def client_update(
     -----
     Fidelity: paper (``Client.update_prototypes``).
     """
+    epochs = check_positive_int(epochs, name="epochs")
+    lr = check_positive(lr, name="lr")
+    batch_size = check_positive_int(batch_size, name="batch_size")
     rng = check_random_state(random_state)
     generator = torch.Generator().manual_seed(int(rng.integers(2**31 - 1)))
     weight = torch.nn.Parameter(keys.detach().clone())
@@ -276,6 +279,10 @@ def server_align(
         labels, name="labels", dims=("m",), sizes={"m": prototypes.shape[0]}, kind="integer"
     )
     lam = check_positive(lam, name="lam", strict=False)
+    temperature = check_positive(temperature, name="temperature")
+    epochs = check_positive_int(epochs, name="epochs")
+    lr = check_positive(lr, name="lr")
+    batch_size = check_positive_int(batch_size, name="batch_size")
     rng = check_random_state(random_state)
     generator = torch.Generator().manual_seed(int(rng.integers(2**31 - 1)))
     n_classes = semantic.shape[0]
@@ -350,12 +357,13 @@ def pooled_prototypes(
     """
     data = _check_data(data)
     rng = check_random_state(random_state)
+    if dp_sigma is not None:
+        sigma = check_positive(dp_sigma, name="dp_sigma", strict=False)
+        clip = check_positive(dp_clip, name="dp_clip")
     rows, labels = [], []
     for c in data.clients:
         x = c.train_features
         if dp_sigma is not None:
-            sigma = check_positive(dp_sigma, name="dp_sigma", strict=False)
-            clip = check_positive(dp_clip, name="dp_clip")
             x = x * torch.clamp(clip / (x.norm(dim=1, keepdim=True) + 1e-10), max=1.0)
             noise = torch.as_tensor(
                 rng.standard_normal(tuple(x.shape)), dtype=x.dtype, device=x.device

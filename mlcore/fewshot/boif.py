@@ -13,15 +13,16 @@ import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
+from scipy.special import log_softmax
 from torch import nn
 
 from mlcore._checks import check_tensor
 from mlcore._device import as_numpy
 from mlcore._iterations import budget_result
+from mlcore.encoders._inputs import check_class_indices
 from mlcore.fewshot.adapter import MultiLevelAdapter
 from mlcore.results import TrainingResult
 from statcore._validation import (
-    as_class_labels,
     check_option,
     check_positive,
     check_positive_int,
@@ -37,15 +38,9 @@ PATHWAYS = ("prior", "likelihood", "fused")
 
 def _labels(labels, *, name: str, n: int, n_classes: int) -> np.ndarray:
     """Class labels as int64 numpy, each a row index of the text weights."""
-    if isinstance(labels, torch.Tensor):
-        labels = as_numpy(labels, name=name)
-    labels = as_class_labels(labels, name=name, n=n)
-    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
-        raise ValueError(
-            f"`{name}` must hold class indices in [0, {n_classes - 1}] (rows of "
-            f"`text_weights`); got labels from {labels.min()} to {labels.max()}"
-        )
-    return labels
+    return check_class_indices(
+        labels, name=name, n=n, n_classes=n_classes, of="classes of `text_weights`"
+    )
 
 
 def cache_likelihood(features, keys, key_labels, n_classes: int, *, cache: str, beta: float):
@@ -264,7 +259,7 @@ class BOIFResult(Results):
         rows = []
         for p in PATHWAYS:
             z = self.logits(p)
-            logp = z - _logsumexp(z)
+            logp = log_softmax(z, axis=1)
             row = {"pathway": p, "accuracy": np.nan, "log_loss": np.nan}
             if self.labels is not None and len(z):
                 row["accuracy"] = float(np.mean(z.argmax(1) == self.labels))
@@ -302,12 +297,6 @@ class BOIFResult(Results):
             tables={"pathways": self.tidy().set_index("pathway"), "fusion weights": weights},
             notes=self.notes + self._convergence_notes(),
         )
-
-
-def _logsumexp(z: np.ndarray) -> np.ndarray:
-    top = np.max(z, axis=1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    return top + np.log(np.exp(z - top).sum(axis=1, keepdims=True))
 
 
 class BOIFHead(nn.Module):

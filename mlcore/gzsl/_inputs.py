@@ -66,21 +66,6 @@ def as_seen_mask(seen_mask, *, n_classes: int | None = None) -> np.ndarray:
     return mask
 
 
-def as_labels(y, *, name: str, n: int, n_classes: int) -> np.ndarray:
-    """Class indices (columns of the scores) of ``n`` examples."""
-    labels = as_numpy(y, name=name)
-    if labels.ndim != 1 or labels.size != n:
-        raise ValueError(f"`{name}` must be 1-D with {n} entries; got shape {labels.shape}")
-    if not np.issubdtype(labels.dtype, np.integer):
-        raise TypeError(f"`{name}` must hold integer class indices; got dtype {labels.dtype}")
-    if labels.min() < 0 or labels.max() >= n_classes:
-        raise ValueError(
-            f"`{name}` must index the {n_classes} classes (0..{n_classes - 1}); "
-            f"got values in [{labels.min()}, {labels.max()}]"
-        )
-    return labels
-
-
 def gzsl_accuracy(y_true: np.ndarray, scores: np.ndarray, seen_mask: np.ndarray) -> pd.Series:
     """Per-class mean accuracy on seen (S) and unseen (U) test classes, their harmonic mean H,
     and the area under the seen-unseen curve of these scores (AUSUC)."""

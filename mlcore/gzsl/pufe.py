@@ -21,8 +21,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from mlcore._checks import check_tensor
 from mlcore._device import as_numpy
-from mlcore.gzsl._inputs import as_labels, as_matrix, as_seen_mask, gzsl_accuracy, input_device
+from mlcore.encoders._inputs import check_class_indices
+from mlcore.gzsl._inputs import as_matrix, as_seen_mask, gzsl_accuracy, input_device
 from statcore._validation import (
     check_callable,
     check_option,
@@ -102,7 +104,30 @@ def pu_gate(scores, seen_mask, eta):
 
 
 def class_scores(z: torch.Tensor, prototypes: torch.Tensor, *, metric: str, scale: float):
-    """Logits of embeddings against prototypes: scaled cosine, or minus scaled squared distance."""
+    """Logits of embeddings against prototypes: scaled cosine, or minus scaled squared distance.
+
+    Parameters
+    ----------
+    z : Tensor (n, d)
+        Embeddings.
+    prototypes : Tensor (C, d)
+        Class prototypes, on the device of ``z``.
+    metric : {"cosine", "euclidean"}
+        ``scale * cos(z, prototype)`` or ``-scale * ||z - prototype||^2``.
+    scale : float > 0
+        Logit scale.
+
+    Returns
+    -------
+    Tensor (n, C)
+    """
+    check_tensor(z, name="z", dims=("n", "d"), kind="floating")
+    check_tensor(
+        prototypes, name="prototypes", dims=("classes", "d"), sizes={"d": z.shape[1]},
+        kind="floating",
+    )  # fmt: skip
+    metric = check_option(metric, name="metric", options=METRICS)
+    scale = check_positive(scale, name="scale")
     if metric == "cosine":
         return scale * F.normalize(z, dim=1) @ F.normalize(prototypes, dim=1).T
     return -scale * torch.cdist(z, prototypes).square()
@@ -681,7 +706,7 @@ class PUFE:
         if y_test is not None:
             if base is None:
                 raise ValueError("`y_test` needs `scores` or `prototypes` to score the test pool")
-            labels = as_labels(y_test, name="y_test", n=n_u, n_classes=mask.size)
+            labels = check_class_indices(y_test, name="y_test", n=n_u, n_classes=mask.size)
         return protos, base, mask, labels
 
     def _scores(self, scores, z, prototypes) -> torch.Tensor:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, logit
 
-from mlcore.gzsl._inputs import as_labels
+from mlcore.encoders._inputs import check_class_indices
 from statcore._validation import (
     as_float_array,
     check_positive,
@@ -194,7 +194,7 @@ def ridge_semantic_map(x_train, y_train, attributes, x_test, *, penalty: float =
     """
     x = as_float_array(x_train, name="x_train", ndim=2, min_rows=2)
     a = as_float_array(attributes, name="attributes", ndim=2)
-    y = as_labels(y_train, name="y_train", n=x.shape[0], n_classes=a.shape[0])
+    y = check_class_indices(y_train, name="y_train", n=x.shape[0], n_classes=a.shape[0])
     xt = as_float_array(x_test, name="x_test", ndim=2)
     if xt.shape[1] != x.shape[1]:
         raise ValueError(f"`x_test` must have {x.shape[1]} columns; got {xt.shape[1]}")

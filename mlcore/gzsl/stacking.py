@@ -11,10 +11,11 @@ import pandas as pd
 import torch
 
 from mlcore._device import as_numpy
+from mlcore.encoders._inputs import check_class_indices
 from mlcore.encoders.metrics import gzsl_scores
-from mlcore.gzsl._inputs import as_labels, as_matrix, as_seen_mask, input_device
+from mlcore.gzsl._inputs import as_matrix, as_seen_mask, input_device
 from mlcore.gzsl.pufe import _as_like
-from statcore._validation import check_option, check_positive_int
+from statcore._validation import check_option, check_positive_int, check_scalar
 from statcore.results import Results
 from statcore.results._plotting import get_ax, legend_beside
 
@@ -22,11 +23,25 @@ CRITERIA = ("harmonic", "seen", "unseen")
 
 
 def stack(scores, seen_mask, gamma: float):
-    """``scores - gamma`` on the seen classes (as ``scores`` came: array or tensor)."""
+    """Calibrated stacking (Chao et al. 2016): ``scores - gamma`` on the seen classes.
+
+    Parameters
+    ----------
+    scores : array_like or Tensor, shape (n, C)
+        Base logits.
+    seen_mask : array_like of bool, shape (C,)
+    gamma : float
+        The offset, e.g. :attr:`CalibratedStackingResult.gamma`.
+
+    Returns
+    -------
+    array or Tensor (n, C), as ``scores`` came; the input is not modified.
+    """
+    gamma = check_scalar(gamma, name="gamma")
     device = input_device(scores)
     s = as_matrix(scores, name="scores", device=device)
     mask = torch.as_tensor(as_seen_mask(seen_mask, n_classes=s.shape[1]), device=device)
-    return _as_like(s - float(gamma) * mask.to(s.dtype), scores)
+    return _as_like(s - gamma * mask.to(s.dtype), scores)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -135,7 +150,7 @@ class CalibratedStacking:
         """
         s = as_numpy(as_matrix(scores_val, name="scores_val", device=input_device(scores_val)))
         mask = as_seen_mask(seen_mask, n_classes=s.shape[1])
-        y = as_labels(y_val, name="y_val", n=s.shape[0], n_classes=s.shape[1])
+        y = check_class_indices(y_val, name="y_val", n=s.shape[0], n_classes=s.shape[1])
         if mask[y].all() or not mask[y].any():
             raise ValueError("`y_val` must contain examples of both seen and unseen classes")
         present = np.isin(np.arange(mask.size), y)

@@ -3,6 +3,8 @@ upsampling, and scikit-image's biharmonic inpainting and non-local means where i
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -71,6 +73,10 @@ def tv_reconstruct(
     shape = tuple(int(s) for s in signal_shape)
     if init is not None:
         check_tensor(init, name="init", kind="floating", finite=True)
+        if init.numel() != math.prod(shape):
+            raise ValueError(
+                f"`init` must have the signal's shape {shape}; got {tuple(init.shape)}"
+            )
         x0 = init.detach().reshape(shape)
     elif tuple(y.shape) == shape and not isinstance(op, PixelMask):
         x0 = y.detach()

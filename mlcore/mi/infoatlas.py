@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from mlcore._checkpoints import write_checkpoint
 from mlcore._iterations import budget_result
 from mlcore.mi import episodes
 from mlcore.mi._data import (
@@ -249,8 +250,7 @@ class InfoAtlas:
 
     def save(self, path, **metadata) -> None:
         """Write the network (config and weights, float32) and ``metadata`` to ``path``."""
-        state = {k: v.detach().cpu().float() for k, v in self.net.state_dict().items()}
-        torch.save({"config": self.net.config(), "state_dict": state, **metadata}, path)
+        write_checkpoint(path, self.net, self.net.config(), **metadata)
 
     @classmethod
     def train(

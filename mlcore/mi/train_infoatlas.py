@@ -8,11 +8,9 @@ give the same weights): ~10 minutes on one quiet CPU core.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-import torch
-
+from mlcore._checkpoints import retrain_main
 from mlcore.mi.infoatlas import CHECKPOINT, InfoAtlas
 
 #: the settings of the shipped checkpoint
@@ -28,26 +26,19 @@ SETTINGS = {
 }
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(Path(__file__).with_name(CHECKPOINT)))
-    parser.add_argument("--steps", type=int, default=SETTINGS["steps"])
-    parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    settings = {**SETTINGS, "steps": args.steps}
+def _train(settings):
     model = InfoAtlas.train(**settings, progress=True)
-    result = model.training_result
-    model.save(
-        args.out,
-        settings=dict(settings, n_samples=list(settings["n_samples"])),
-        torch_version=str(torch.__version__),
-        threads=args.threads,
-        wall_time_s=result.wall_time_s,
-        final_loss=float(result.history["loss"].iloc[-1]),
+    return model, model.training_result
+
+
+def main(argv=None) -> None:
+    retrain_main(
+        argv,
+        description=__doc__.splitlines()[0],
+        default_out=Path(__file__).with_name(CHECKPOINT),
+        settings=SETTINGS,
+        train=_train,
     )
-    loss = result.history["loss"].iloc[-1]
-    print(f"wrote {args.out}: {result.wall_time_s:.0f} s, final loss {loss:.4f}")
 
 
 if __name__ == "__main__":

@@ -25,10 +25,10 @@ from torch import nn
 from mlcore._checks import check_finite, check_tensor
 from mlcore._device import as_numpy, torch_generator
 from mlcore._iterations import budget_result
+from mlcore.encoders._inputs import check_class_indices
 from mlcore.results import TrainingResult
 from statcore._progress import progress as progress_bar
 from statcore._validation import (
-    as_class_labels,
     check_option,
     check_positive,
     check_positive_int,
@@ -611,15 +611,9 @@ class PromptLearner(nn.Module):
         return LossTerms(cross_entropy + consistency, cross_entropy, consistency)
 
     def _check_labels(self, labels, n: int) -> torch.Tensor:
-        if isinstance(labels, torch.Tensor):
-            labels = as_numpy(labels, name="labels")
-        labels = as_class_labels(labels, name="labels", n=n)
-        out_of_range = labels[(labels < 0) | (labels >= len(self.classnames))]
-        if out_of_range.size:
-            raise ValueError(
-                f"`labels` must index the {len(self.classnames)} classnames (0.."
-                f"{len(self.classnames) - 1}); got {int(out_of_range[0])}"
-            )
+        labels = check_class_indices(
+            labels, name="labels", n=n, n_classes=len(self.classnames), of="classnames"
+        )
         return torch.as_tensor(labels, device=self.device)
 
     # -- training ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from mlcore.encoders._inputs import check_class_indices
 from mlcore.encoders.metrics import base_novel_scores, per_class_accuracy
 from mlcore.encoders.splits import base_novel_split, kshot_split
 from mlcore.prompt.manipt import (
@@ -22,7 +23,6 @@ from mlcore.prompt.manipt import (
     manifold_drift,
 )
 from statcore._validation import (
-    as_class_labels,
     check_alpha,
     check_option,
     check_positive_int,
@@ -209,6 +209,7 @@ class BaseToNovelResult(Results):
 
 
 def _encode(encoder, images, batch_size: int) -> torch.Tensor:
+    # not zeroshot.encode_images: the study needs only encode_image / encode_text / device
     with torch.no_grad():
         return torch.cat(
             [
@@ -303,12 +304,9 @@ def base_to_novel(
         check_option(key, name="options", options=METHODS)
     if not isinstance(images, torch.Tensor):
         raise TypeError(f"`images` must be a torch.Tensor; got {describe(images)}")
-    labels = as_class_labels(labels, name="labels", n=images.shape[0])
-    if labels.size and (labels.min() < 0 or labels.max() >= len(names)):
-        raise ValueError(
-            f"`labels` must index the {len(names)} classnames; got labels from {labels.min()} "
-            f"to {labels.max()}"
-        )
+    labels = check_class_indices(
+        labels, name="labels", n=images.shape[0], n_classes=len(names), of="classnames"
+    )
     base, novel = base_novel_split(list(names), n_base=n_base)
     nb = len(base)
     base_ids = np.arange(nb)

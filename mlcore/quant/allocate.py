@@ -249,11 +249,8 @@ class _Problem:
         self.allowed = np.array([[b in op.bits for b in self.widths] for op in self.ops])
         self.T = np.array(
             [
-                [cost_model.op_time(op, b) if ok else 0.0 for b, ok in pairs]
-                for op, pairs in (
-                    (op, zip(self.widths, row, strict=True))
-                    for op, row in zip(self.ops, self.allowed, strict=True)
-                )
+                [cost_model.op_time(op, b) if b in op.bits else 0.0 for b in self.widths]
+                for op in self.ops
             ]
         )
         self.S = np.nan_to_num(_sensitivity_matrix(self.ops, sensitivity, self.widths))

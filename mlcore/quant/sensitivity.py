@@ -138,9 +138,8 @@ def quantized(
 
     def comm_hook(b):
         def hook(mod, args, output):
-            if mod.bias is None:
-                return fake_quantize(output, b, group_size=group_size, name="output")
-            return fake_quantize(output - mod.bias, b, group_size=group_size) + mod.bias
+            bias = 0 if mod.bias is None else mod.bias
+            return fake_quantize(output - bias, b, group_size=group_size, name="output") + bias
 
         return hook
 
@@ -223,13 +222,9 @@ class SensitivityResult(Results):
 
     def tidy(self) -> pd.DataFrame:
         """One row per op and bit-width: ``op, bits, loss, sensitivity, raw``."""
-        long = self.table.stack().rename("sensitivity").reset_index()
-        long.columns = ["op", "bits", "sensitivity"]
-        long["loss"] = [
-            self.losses.loc[o, b] for o, b in zip(long["op"], long["bits"], strict=True)
-        ]
-        long["raw"] = [self.raw.loc[o, b] for o, b in zip(long["op"], long["bits"], strict=True)]
-        return long[["op", "bits", "loss", "sensitivity", "raw"]]
+        frames = {"loss": self.losses, "sensitivity": self.table, "raw": self.raw}
+        long = pd.concat({k: v.stack() for k, v in frames.items()}, axis=1)
+        return long.rename_axis(["op", "bits"]).reset_index()
 
     def glance(self) -> pd.DataFrame:
         """``method, n_ops, base_loss, most_sensitive``."""

@@ -35,6 +35,7 @@ from torch import nn
 
 from mlcore._checks import check_tensor, check_token_ids
 from mlcore._device import as_numpy
+from mlcore._iterations import budget_result
 from mlcore.quant.quantizers import (
     check_bits,
     dequantize,
@@ -315,25 +316,19 @@ class TinyTPLM(nn.Module):
         max_len: int = 64,
     ):
         super().__init__()
-        for name, value in dict(
-            vocab_size=vocab_size,
-            d_model=d_model,
-            n_heads=n_heads,
-            n_layers=n_layers,
-            d_ff=d_ff,
-            max_len=max_len,
-        ).items():
-            check_positive_int(value, name=name)
+        self.config = {
+            name: check_positive_int(value, name=name)
+            for name, value in dict(
+                vocab_size=vocab_size,
+                d_model=d_model,
+                n_heads=n_heads,
+                n_layers=n_layers,
+                d_ff=d_ff,
+                max_len=max_len,
+            ).items()
+        }
         if d_model % n_heads:
             raise ValueError(f"`n_heads`={n_heads} must divide `d_model`={d_model}")
-        self.config = dict(
-            vocab_size=vocab_size,
-            d_model=d_model,
-            n_heads=n_heads,
-            n_layers=n_layers,
-            d_ff=d_ff,
-            max_len=max_len,
-        )
         self.tok = nn.Embedding(vocab_size, d_model)
         self.pos = nn.Embedding(max_len, d_model)
         self.blocks = nn.ModuleList(_Block(d_model, n_heads, d_ff) for _ in range(n_layers))
@@ -409,11 +404,14 @@ def batches(corpus: torch.Tensor, *, seq_len: int, batch_size: int, n_batches: i
     seq_len = check_positive_int(seq_len, name="seq_len")
     if corpus.numel() <= seq_len + 1:
         raise ValueError(f"`corpus` has {corpus.numel()} tokens; windows need {seq_len + 2}")
+    batch_size = check_positive_int(batch_size, name="batch_size")
+    n_batches = check_positive_int(n_batches, name="n_batches")
     rng = check_random_state(random_state)
+    offsets = torch.arange(seq_len + 1)
     out = []
-    for _ in range(check_positive_int(n_batches, name="n_batches")):
+    for _ in range(n_batches):
         starts = rng.integers(0, corpus.numel() - seq_len - 1, size=batch_size)
-        out.append(torch.stack([corpus[s : s + seq_len + 1] for s in starts]))
+        out.append(corpus[torch.from_numpy(starts)[:, None] + offsets])
     return out
 
 
@@ -446,9 +444,14 @@ def train_causal_lm(
         opt.step()
         history.append({"step": step, "loss": float(loss.detach())})
     model.eval()
-    return TrainingResult.from_records(
+    return budget_result(
         history,
         method="causal LM (AdamW)",
+        function="train_causal_lm",
+        n_iter=steps,
+        maxiter=steps,
+        criterion="steps",
+        remedy="lower `lr`",
         wall_time_s=time.perf_counter() - start,
         device=str(device),
     )
@@ -533,6 +536,12 @@ def tp_forward(
             x, w, b, bits=bits.get(name, 16), group_size=group_size, activation_bits=activation_bits
         )
 
+    def row_parallel(name, x, w, b):
+        """The row-parallel GEMM (bias-free partial sums), then its all-reduce at its bits."""
+        op = f"{name}.allreduce"
+        partial = gemm(name, x, w, None)
+        return _reduce(partial, b, name=op, bits=bits.get(op, 16), group_size=group_size, log=log)
+
     x = model._embed(ids)
     for i, (block, s) in enumerate(zip(model.blocks, shards, strict=True)):
         pre = f"blocks.{i}"
@@ -540,27 +549,9 @@ def tp_forward(
         qkv = gemm(f"{pre}.attn.qkv", block.ln1(x), *s["qkv"])
         heads = [t.reshape(B, T, s["heads"], -1).transpose(1, 2) for t in qkv.chunk(3, dim=-1)]
         a = F.scaled_dot_product_attention(*heads, is_causal=True).transpose(1, 2).reshape(B, T, -1)
-        w, b = s["out"]
-        partial = gemm(f"{pre}.attn.out", a, w, None)
-        x = x + _reduce(
-            partial,
-            b,
-            name=f"{pre}.attn.out.allreduce",
-            bits=bits.get(f"{pre}.attn.out.allreduce", 16),
-            group_size=group_size,
-            log=log,
-        )
+        x = x + row_parallel(f"{pre}.attn.out", a, *s["out"])
         hidden = F.gelu(gemm(f"{pre}.mlp.fc1", block.ln2(x), *s["fc1"]))
-        w, b = s["fc2"]
-        partial = gemm(f"{pre}.mlp.fc2", hidden, w, None)
-        x = x + _reduce(
-            partial,
-            b,
-            name=f"{pre}.mlp.fc2.allreduce",
-            bits=bits.get(f"{pre}.mlp.fc2.allreduce", 16),
-            group_size=group_size,
-            log=log,
-        )
+        x = x + row_parallel(f"{pre}.mlp.fc2", hidden, *s["fc2"])
     return model.head(model.ln_f(x))
 
 
@@ -721,13 +712,7 @@ def run_tensor_parallel(
         "repeats": repeats,
         "world_size": world_size,
     }
-    with tempfile.TemporaryDirectory() as tmp:
-        torch.save(job, os.path.join(tmp, "job.pt"))
-        _launch(tmp, world_size, timeout)
-        parts = [
-            torch.load(os.path.join(tmp, f"rank{r}.pt"), weights_only=False)
-            for r in range(world_size)
-        ]
+    parts = _run_job(job, timeout)
     wall = time.perf_counter() - start
     logits = parts[0]["logits"]
     loss = float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1)))
@@ -749,6 +734,17 @@ def _cpu_copy(model: TinyTPLM) -> TinyTPLM:
     clone = TinyTPLM(**model.config)
     clone.load_state_dict({k: v.detach().cpu() for k, v in model.state_dict().items()})
     return clone.eval()
+
+
+def _run_job(job: dict, timeout: float) -> list[dict]:
+    """Write ``job`` to a scratch directory, run its ranks and read back what each one saved."""
+    with tempfile.TemporaryDirectory() as tmp:
+        torch.save(job, os.path.join(tmp, "job.pt"))
+        _launch(tmp, job["world_size"], timeout)
+        return [
+            torch.load(os.path.join(tmp, f"rank{r}.pt"), weights_only=False)
+            for r in range(job["world_size"])
+        ]
 
 
 def _launch(workdir: str, world_size: int, timeout: float) -> None:
@@ -838,13 +834,7 @@ def check_rewrite(
         "seed": seed,
         "spread": torch.exp(torch.linspace(-2, 2, rows)).unsqueeze(-1),
     }
-    with tempfile.TemporaryDirectory() as tmp:
-        torch.save(job, os.path.join(tmp, "job.pt"))
-        _launch(tmp, world_size, check_positive(timeout, name="timeout"))
-        parts = [
-            torch.load(os.path.join(tmp, f"rank{r}.pt"), weights_only=False)
-            for r in range(world_size)
-        ]
+    parts = _run_job(job, check_positive(timeout, name="timeout"))
     fused = [dequantize(*part["fused"]) for part in parts]
     reference = [dequantize(*part["reference"]) for part in parts]
     return {

@@ -758,7 +758,9 @@ class XTransfer:
         self.budget = None if budget is None else check_positive(budget, name="budget")
         self.budget_metric = check_option(budget_metric, name="budget_metric", options=COST_METRICS)
         self.beam = check_positive_int(beam, name="beam")
-        self.max_depth = max_depth
+        self.max_depth = (
+            None if max_depth is None else check_positive_int(max_depth, name="max_depth")
+        )
         self.n_pca = check_positive_int(n_pca, name="n_pca")
         self.lam = check_positive(lam, name="lam", strict=False)
         self.anchors = check_option(anchors, name="anchors", options=ANCHOR_MODES)

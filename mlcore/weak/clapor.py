@@ -46,9 +46,10 @@ def _check_candidates(candidates, *, n_classes: int | None = None, name: str = "
 
 
 def _check_prior(prior, *, n_classes: int, name: str) -> torch.Tensor:
-    check_tensor(prior, name=name, dims=("classes",), sizes={"classes": n_classes}, finite=True)
-    if not prior.is_floating_point():
-        raise TypeError(f"`{name}` must be a floating-point tensor; got dtype {prior.dtype}")
+    check_tensor(
+        prior, name=name, dims=("classes",), sizes={"classes": n_classes}, kind="floating",
+        finite=True,
+    )  # fmt: skip
     if bool((prior <= 0).any()) or abs(float(prior.sum()) - 1.0) > _SUM_TOL:
         raise ValueError(
             f"`{name}` must be a probability vector with positive entries summing to 1; got "

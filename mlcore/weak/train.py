@@ -16,6 +16,8 @@ from torch import nn
 from mlcore._checks import check_tensor
 from mlcore._device import torch_generator
 from mlcore._iterations import budget_result
+from mlcore.encoders._inputs import check_class_indices
+from mlcore.encoders.metrics import per_class_accuracy
 from mlcore.results import TrainingResult
 from mlcore.results import _plot_curves as _plot_training_curves
 from mlcore.weak.clapor import (
@@ -105,14 +107,6 @@ def _as_tensor(x, *, name: str, device=None) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"`{name}` must be a torch.Tensor or numpy array; got {type(x).__name__}")
     return x if device is None else x.to(device)
-
-
-def _recall(pred: np.ndarray, y: np.ndarray, n_classes: int) -> np.ndarray:
-    """Per-class recall; NaN for a class absent from ``y``."""
-    hits = np.bincount(y, weights=(pred == y).astype(float), minlength=n_classes)
-    sizes = np.bincount(y, minlength=n_classes)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return hits / sizes
 
 
 def train_partial_label_classifier(
@@ -227,11 +221,9 @@ def train_partial_label_classifier(
     if evaluate:
         x_eval = _as_tensor(eval_features, name="eval_features", device=x.device).to(x.dtype)
         check_tensor(x_eval, name="eval_features", dims=("n", "d"), sizes={"d": x.shape[1]})
-        y_eval = np.asarray(eval_labels)
-        if y_eval.shape != (x_eval.shape[0],) or not np.issubdtype(y_eval.dtype, np.integer):
-            raise ValueError("`eval_labels` must be integer labels, one per row of eval_features")
-        if y_eval.size and (y_eval.min() < 0 or y_eval.max() >= n_classes):
-            raise ValueError(f"`eval_labels` must lie in 0..{n_classes - 1}")
+        y_eval = check_class_indices(
+            eval_labels, name="eval_labels", n=x_eval.shape[0], n_classes=n_classes
+        )
     # one CPU stream for the initialisation, the batch order and the prior draws' seed
     generator = torch_generator(random_state, "cpu") or torch.Generator().manual_seed(
         int(torch.randint(0, 2**62, ()))
@@ -302,7 +294,8 @@ def train_partial_label_classifier(
             model.eval()
             with torch.no_grad():
                 pred = model(x_eval).argmax(1).cpu().numpy()
-            recall = _recall(pred, y_eval, n_classes)
+            # per-class recall, NaN for a class absent from the evaluation labels
+            recall = per_class_accuracy(y_eval, pred, np.arange(n_classes)).to_numpy()
             record["accuracy"] = float((pred == y_eval).mean())
             record["balanced_accuracy"] = float(np.nanmean(recall))
         records.append(record)

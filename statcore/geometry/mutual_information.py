@@ -246,7 +246,27 @@ def permutation_independence_result(
     statistic_name: str = "MI (nats)",
 ) -> TestResult:
     """The one-sided permutation test of independence every mutual-information statistic
-    reports (KSG, InfoAtlas, trained critics): large values speak against independence."""
+    reports (KSG, InfoAtlas, trained critics): large values speak against independence.
+
+    Parameters
+    ----------
+    method : str
+        The test's name in the result.
+    nobs : int
+    statistic : float
+        The observed statistic.
+    null : ndarray (n_resamples,)
+        The statistic on data with ``y`` permuted.
+    permuted : str
+        What was permuted, for ``distribution`` (``"{permuted} ({n_resamples} draws)"``).
+    statistic_name : str
+
+    Returns
+    -------
+    TestResult
+        ``pvalue = (1 + #{null >= statistic}) / (1 + n_resamples)``
+        (:func:`permutation_pvalue`), ``alternative="greater"``.
+    """
     return TestResult(
         method=method,
         nobs=nobs,

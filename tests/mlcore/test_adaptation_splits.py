@@ -3,7 +3,9 @@
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
+from mlcore.encoders._inputs import check_class_indices
 from mlcore.encoders.metrics import (
     ausuc,
     base_novel_scores,
@@ -77,6 +79,32 @@ def test_gzsl_scores_are_per_class_means():
         gzsl_scores(y_true, y_pred, seen=[0, 1], unseen=[1, 2])
     acc = per_class_accuracy(y_true, y_pred, classes=[0, 1, 2, 3])
     assert np.isnan(acc[3]) and acc[2] == 0.5
+
+
+def test_per_class_accuracy_matches_a_loop_over_classes():
+    rng = np.random.default_rng(0)
+    y_true, y_pred = rng.integers(0, 7, 200), rng.integers(0, 7, 200)
+    # classes unsorted, one absent from y_true (NaN), some of y_true's classes left out
+    classes = [9, 4, 1, 6]
+    want = [(y_pred[y_true == c] == c).mean() if (y_true == c).any() else np.nan for c in classes]
+    got = per_class_accuracy(y_true, y_pred, classes)
+    assert list(got.index) == sorted(classes)
+    np.testing.assert_array_equal(got.loc[classes].to_numpy(), want)
+    assert per_class_accuracy(y_true, y_pred).index.tolist() == list(range(7))
+
+
+def test_check_class_indices_reads_tensors_and_whole_floats_and_refuses_the_rest():
+    out = check_class_indices(torch.tensor([0, 2, 1]), name="y", n=3, n_classes=3)
+    assert out.dtype == np.int64 and out.tolist() == [0, 2, 1]
+    assert check_class_indices([0.0, 1.0], name="y", n=2, n_classes=2).tolist() == [0, 1]
+    with pytest.raises(ValueError, match=r"`y` must index the 3 classnames \(0..2\)"):
+        check_class_indices([0, 3], name="y", n=2, n_classes=3, of="classnames")
+    with pytest.raises(ValueError, match="`y` must have 3 entries"):
+        check_class_indices([0, 1], name="y", n=3, n_classes=3)
+    with pytest.raises(ValueError, match="integer class labels"):
+        check_class_indices([0.5, 1.0], name="y", n=2, n_classes=3)
+    with pytest.raises(TypeError, match="booleans"):
+        check_class_indices(np.array([True, False]), name="y", n=2, n_classes=3)
 
 
 def _brute_force_ausuc(scores, y_true, seen, unseen):

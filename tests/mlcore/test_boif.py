@@ -121,6 +121,7 @@ def test_gamma_zero_adapter_is_a_no_op():
     plain, adapted = BOIFHead(w, 20.0), BOIFHead(w, 20.0, adapter=adapter)
     plain.fit(f[:8], labels)
     adapted.fit(f[:8], labels, layer_features=[h[:8] for h in layers], epochs=0)
+    # the adapter's ~1e-7 rounding times the logit scale 20 (and the cache's beta): ~1e-5
     torch.testing.assert_close(adapted(f, layers), plain(f), rtol=0, atol=1e-5)
 
 
@@ -145,6 +146,7 @@ def test_tip_adapter_logits_match_the_reference_code():
 
     tip = TipAdapter(clip_weights, 100.0, beta=beta, alpha=alpha)
     tip.fit(raw_keys, labels)
+    # float64 throughout, the same formula in another order: rounding (~1e-13) far below 1e-6
     assert torch.max(torch.abs(tip(features) - tip_logits)) <= 1e-6
     res = tip.evaluate(features)
     np.testing.assert_allclose(res.likelihood_logits, cache_logits.numpy(), rtol=0, atol=1e-6)
@@ -184,6 +186,7 @@ def test_result_reports_pathways_weights_and_plots():
     assert list(t["pathway"]) == ["prior", "likelihood", "fused"]
     acc = res.accuracy
     assert acc["fused"] == pytest.approx(np.mean(res.fused_logits.argmax(1) == task.labels))
+    # the head sums the two terms in float32; this float64 sum differs by that rounding only
     np.testing.assert_allclose(
         res.fused_logits, res.prior_logits + res.fusion_alpha * res.likelihood_logits, atol=1e-5
     )

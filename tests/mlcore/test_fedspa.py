@@ -357,6 +357,11 @@ def test_bad_inputs_name_the_argument():
         info_nce(x[:3], x[:4])
     with pytest.raises(ValueError, match="semantic"):
         server_align(x[:8], y[:8], text.double(), text)
+    with pytest.raises(ValueError, match="temperature"):
+        server_align(x[:8], y[:8], text, text, temperature=0.0)
+    with pytest.raises(ValueError, match="batch_size"):
+        client_update(x[:8], y[:8], text, text, alpha=1.0, beta=1.0, logit_scale=1.0,
+                      batch_size=0)  # fmt: skip
 
 
 def test_class_absent_from_every_client_is_refused():

@@ -112,6 +112,21 @@ def test_seeded_runs_repeat(task):
     np.testing.assert_array_equal(runs[0], runs[1])
 
 
+def test_refit_repeats_and_leaves_global_rng(task):
+    # fit() stores the fitted scales on the model; a second fit must start again from the
+    # constructor's scales, so it repeats the first exactly; neither touches torch's global
+    # generator.
+    model = HyperbolicFlowMatcher(random_state=2, epochs=3, width=8, n_blocks=1, align_steps=20)
+    state = torch.get_rng_state()
+    model.fit(task.support_feats, task.support_labels, task.text_feats)
+    assert torch.equal(torch.get_rng_state(), state)
+    first = (model.scale_image, model.scale_text, model.predict(task.query_feats, steps=2).logits)
+    assert first[:2] != (1.0, 1.0)
+    model.fit(task.support_feats, task.support_labels, task.text_feats)
+    assert (model.scale_image, model.scale_text) == first[:2]
+    np.testing.assert_array_equal(model.predict(task.query_feats, steps=2).logits, first[2])
+
+
 def test_inputs_unmodified(task):
     feats, text = task.support_feats.clone(), task.text_feats.clone()
     labels = task.support_labels.copy()

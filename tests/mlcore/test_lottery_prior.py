@@ -293,6 +293,8 @@ def test_solver_bad_inputs():
         LotteryPriorSolver(entropy_model="hyperprior")
     with pytest.raises(TypeError, match="fixes `lambda_rate`"):
         deep_image_prior(lambda_rate=1.0)
+    with pytest.raises(ValueError, match="`init`"):
+        tv_reconstruct(y, steps=1, init=torch.zeros(8, 8))
 
 
 def test_factorised_rate_option_and_the_rate_weight_floor():

@@ -11,10 +11,12 @@ from mlcore.gzsl import (
     CalibratedStacking,
     PUFEResult,
     calibrate_prototypes,
+    class_scores,
     pu_gate,
     ridge_semantic_map,
     simulate_gzsl,
     simulate_pu,
+    stack,
 )
 
 
@@ -156,8 +158,6 @@ def test_pufe_lifts_the_harmonic_mean_of_a_seen_biased_base_model(gzsl_problem):
 
 def test_calibrated_stacking_tunes_gamma_on_validation(gzsl_problem):
     sim, _, z_test, y_test = gzsl_problem
-    from mlcore.gzsl import class_scores
-
     scores = class_scores(
         torch.as_tensor(z_test), torch.as_tensor(sim.attributes), metric="cosine", scale=10.0
     ).numpy()
@@ -187,7 +187,6 @@ def test_explicit_scores_are_gated_as_given(gzsl_problem):
 
 def test_a_scoring_callable_is_rescored_with_the_calibrated_prototypes(gzsl_problem):
     sim, z_train, z_test, y_test = gzsl_problem
-    from mlcore.gzsl import class_scores
 
     def cosine(z, prototypes):
         return class_scores(z, prototypes, metric="cosine", scale=10.0)
@@ -273,6 +272,22 @@ def test_calibrated_stacking_needs_both_groups_in_validation():
         CalibratedStacking().fit(
             scores, np.array([0, 1, 0, 1]), seen_mask=np.array([True, True, False])
         )
+
+
+def test_the_step_functions_name_a_bad_argument():
+    z, protos = torch.randn(5, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64)
+    with pytest.raises(ValueError, match="`metric`"):
+        class_scores(z, protos, metric="dot", scale=1.0)
+    with pytest.raises(ValueError, match="`scale`"):
+        class_scores(z, protos, metric="cosine", scale=0.0)
+    with pytest.raises(ValueError, match="`prototypes`"):
+        class_scores(z, protos[:, :2], metric="cosine", scale=1.0)
+    with pytest.raises(TypeError, match="`z`"):
+        class_scores(z.numpy(), protos, metric="cosine", scale=1.0)
+    with pytest.raises(TypeError, match="`gamma`"):
+        stack(np.zeros((2, 3)), np.array([True, False, False]), "1")
+    shifted = stack(np.zeros((2, 3)), np.array([True, False, False]), 1.5)
+    np.testing.assert_array_equal(shifted, [[-1.5, 0.0, 0.0]] * 2)
 
 
 def test_tensors_stay_on_their_device(device, gzsl_problem):

@@ -24,6 +24,7 @@ from mlcore.augment import (
     ZooDisagreement,
     compare_augmenters,
     make_windows,
+    regime_windows,
     reinforce_loss,
     train_forecaster,
     train_with_augmentation,
@@ -38,24 +39,6 @@ def _auroc(score, label):
     n1 = label.sum()
     n0 = label.size - n1
     return (ranks[label].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)
-
-
-def _regime_windows(n, lookback, frac, rng):
-    """AR(1) windows with phi=0.8, except a fraction drawn with phi=-0.8 (one-step horizon:
-    at even horizons the two regimes' forecasts phi^h x coincide)."""
-    length = lookback + 1 + 50
-    odd = np.zeros(n, dtype=bool)
-    odd[rng.choice(n, int(frac * n), replace=False)] = True
-    W = np.empty((n, lookback + 1))
-    for i in range(n):
-        phi = -0.8 if odd[i] else 0.8
-        x = np.zeros(length)
-        e = rng.standard_normal(length)
-        for t in range(1, length):
-            x[t] = phi * x[t - 1] + e[t]
-        W[i] = x[-(lookback + 1) :]
-    W = torch.tensor(W, dtype=torch.float32)[..., None]
-    return W[:, :lookback], W[:, lookback:], odd
 
 
 def _sine_windows(n=48, lookback=12, horizon=4, seed=0):
@@ -158,6 +141,7 @@ def test_baselines_transform_as_documented():
     # 400 x 16 draws: the sample std is within ~2 % of sigma * scale_ (5 s.e. = 0.9 %)
     assert float(noise.std()) == pytest.approx(0.2 * float(jitter.scale_), rel=0.02)
     Xs, Ys = Scaling(0.3).fit(X, Y).generate(X, Y, random_state=0)
+    # scaling about the window mean keeps it; 1e-5 is float32 rounding of values of order 1
     torch.testing.assert_close(torch.cat([Xs, Ys], 1).mean(1), W.mean(1), atol=1e-5, rtol=0)
     ramp = torch.arange(16.0).repeat(5, 1)[..., None]
     Xw, Yw = (
@@ -166,7 +150,8 @@ def test_baselines_transform_as_documented():
         .generate(ramp[:, :12], ramp[:, 12:], random_state=0)
     )
     warped = torch.cat([Xw, Yw], 1)[..., 0]
-    # a warp is a monotone resampling that keeps both ends
+    # a warp is a monotone resampling that keeps both ends (up to float32 interpolation of
+    # values below 16: 1e-5)
     assert torch.all(warped.diff(dim=1) >= 0)
     torch.testing.assert_close(warped[:, [0, -1]], ramp[:, [0, -1], 0], atol=1e-5, rtol=0)
     assert not torch.allclose(warped, ramp[..., 0])
@@ -190,7 +175,7 @@ def test_zoo_variance_flags_windows_of_another_regime():
     aurocs, error_aurocs = [], []
     for seed in range(4):
         rng = np.random.default_rng(seed)
-        X, Y, odd = _regime_windows(400, 16, 0.05, rng)
+        X, Y, odd = regime_windows(400, 16, odd_fraction=0.05, random_state=rng)
         zoo = ZooDisagreement(
             lambda: LinearForecaster(16, 1, normalize=False),
             k_folds=5,
@@ -204,6 +189,20 @@ def test_zoo_variance_flags_windows_of_another_regime():
     assert np.mean(aurocs) >= 0.8
     # the zoo's variance ranks them better than its mean error does (0.67-0.74 over 6 seeds)
     assert np.mean(aurocs) > np.mean(error_aurocs) + 0.05
+
+
+def test_regime_windows_mark_the_odd_regime_and_check_their_arguments():
+    X, Y, odd = regime_windows(40, 6, odd_fraction=0.25, random_state=0)
+    assert X.shape == (40, 6, 1) and Y.shape == (40, 1, 1) and odd.sum() == 10
+    # the lag-1 products of the window carry the sign of the regime's coefficient
+    lag1 = (X[:, 1:, 0] * X[:, :-1, 0]).sum(1).numpy()
+    assert (lag1[odd] < 0).mean() > 0.8 and (lag1[~odd] > 0).mean() > 0.8
+    X2, _, _ = regime_windows(40, 6, odd_fraction=0.25, random_state=0)
+    assert torch.equal(X, X2)
+    with pytest.raises(ValueError, match="`phi`"):
+        regime_windows(40, 6, phi=1.0)
+    with pytest.raises(ValueError, match="`odd_fraction`"):
+        regime_windows(40, 6, odd_fraction=1.0)
 
 
 def test_zoo_needs_as_many_windows_as_folds():

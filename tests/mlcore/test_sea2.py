@@ -5,6 +5,7 @@ import copy
 
 import gymnasium as gym
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from gymnasium import spaces
@@ -12,6 +13,7 @@ from gymnasium.utils.env_checker import check_env
 
 from mlcore.active import (
     ACTIONS,
+    ActivePerceptionResult,
     ActiveRoomEnv,
     ForwardPolicy,
     FrozenPerception,
@@ -22,6 +24,7 @@ from mlcore.active import (
     Sea2Agent,
     TinyDetector,
     check_pose_env,
+    evaluate_policies,
     grpo_advantages,
     grpo_loss,
     history_features,
@@ -244,3 +247,45 @@ def test_bad_policies_and_agent_inputs(env, detector):
         Sea2Agent(PoseTransformerPolicy(), detector).grpo(env, [0], group_size=1)
     with pytest.raises(ValueError, match="query"):
         env.reset(options={"room": 0, "query": 99})
+    with pytest.raises(ValueError, match="lr"):
+        Sea2Agent(PoseTransformerPolicy(), detector).sft(env, [0], lr=0.0)
+    with pytest.raises(ValueError, match="history_len"):
+        rollout(ForwardPolicy(), env, detector, [(0, 0)], history_len=0)
+    with pytest.raises(ValueError, match="patch"):
+        PoseTransformerPolicy(patch=0)
+    with pytest.raises(ValueError, match="n_classes"):
+        TinyDetector(0)
+    with pytest.raises(ValueError, match="episodes_per_room"):
+        evaluate_policies({"f": ForwardPolicy()}, env, detector, [0], episodes_per_room=0)
+
+
+def test_rollout_accepts_a_torch_generator(env, detector):
+    starts = [(0, 1), (2, 3)]
+    a = rollout(RandomPolicy(random_state=0), env, detector, starts, random_state=5)
+    b = rollout(
+        RandomPolicy(random_state=0),
+        env,
+        detector,
+        starts,
+        random_state=torch.Generator().manual_seed(5),
+    )
+    assert torch.equal(a.actions, b.actions)
+
+
+def test_result_summary_uses_its_alpha():
+    rng = np.random.default_rng(0)
+    episodes = pd.DataFrame(
+        {
+            "seed": np.repeat([0, 1, 2], 4),
+            "policy": np.tile(["a", "b"], 6),
+            "final_confidence": rng.random(12),
+            "correct": rng.random(12) > 0.5,
+        }
+    )
+    result = ActivePerceptionResult(method="m", episodes=episodes, nobs=12)
+    wide, narrow = result.tidy(0.01), result.tidy(0.5)
+    assert (
+        (wide["conf_high"] - wide["conf_low"]) > (narrow["conf_high"] - narrow["conf_low"])
+    ).all()
+    assert str(result.summary(0.01)) != str(result.summary(0.5))
+    assert str(result.summary()) == str(result.summary(0.05))

@@ -238,6 +238,8 @@ def test_bad_input_is_refused(sources, shots):
         XTransfer(sources, budget=-1.0)
     with pytest.raises(ValueError, match="lam"):
         XTransfer(sources, lam=-1.0)
+    with pytest.raises(ValueError, match="max_depth"):
+        XTransfer(sources, max_depth=0)
     assert XTransfer(sources, lam=0.0, removal_tol=0.0).lam == 0.0  # CE only, no removal
     with pytest.raises(ValueError, match="architecture"):
         XTransfer(sources, architecture=[(0, 1)])
