@@ -4,7 +4,7 @@ Torch conventions inside (modules, devices, tensors), statcore results at the ed
 (:class:`TrainingResult`, :class:`EvaluationResult`). Needs PyTorch: ``pip install statcore[ml]``.
 """
 
-from statcore._compat import import_optional
+from statcore.compat import import_optional
 
 # Fail here, with the extra's name, rather than deep inside the first module that uses torch.
 import_optional("torch", "ml")

@@ -1,6 +1,6 @@
 """The tensor checks of mlcore: what a tensor argument must be, in one place and one style.
 
-Scalars go through :mod:`statcore._validation` (``check_scalar``, ``check_option``, ...); these
+Scalars go through :mod:`statcore.validation` (``check_scalar``, ``check_option``, ...); these
 are their tensor counterparts, in the same words: "`name` must be ...; got ...". A raw torch
 error (an index out of range in an embedding, a broadcast of mismatched shapes, a kernel not
 implemented for an integer dtype) names none of the user's arguments, so every public entry of
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
-from statcore._validation import describe
+from statcore.validation import describe
 
 _KIND_WORDS = {
     "floating": "a floating-point tensor",

@@ -7,13 +7,14 @@ works on plain numpy and pandas.
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import random
 
 import numpy as np
 import torch
 
-from statcore._validation import check_random_state, check_scalar, describe
+from statcore.validation import check_random_state, check_scalar, describe
 
 #: The largest seed ``seed_everything`` accepts: numpy's legacy global generator takes 32 bits.
 MAX_SEED = 2**32 - 1
@@ -170,33 +171,52 @@ def module_device(module: torch.nn.Module, default="cpu") -> torch.device:
     return torch.device(default)
 
 
-def torch_generator(random_state, device=None) -> torch.Generator | None:
-    """Normalise ``random_state`` (None, int or ``torch.Generator``) for torch's samplers.
+def torch_seed(random_state) -> int:
+    """One 63-bit seed for torch from ``random_state`` (None, int, SeedSequence, a numpy or a torch
+    Generator).
 
-    ``None`` stays ``None``, so draws come from torch's global generator (the one
-    :func:`seed_everything` seeds). An int seeds a new generator on ``device``. A generator passed
-    in is returned as is, so that a caller's stream continues across calls.
+    A Generator passed in advances by one draw, so that consecutive calls on one stream give
+    different seeds; None draws fresh entropy. This is the bridge from the numpy ``random_state``
+    every public entry takes to the torch generators that draw.
+    """
+    if isinstance(random_state, torch.Generator):
+        draw = torch.randint(0, 2**63 - 1, (), generator=random_state, device=random_state.device)
+        return int(draw)
+    return int(check_random_state(random_state).integers(2**63 - 1))
+
+
+def torch_generator(random_state, device=None) -> torch.Generator:
+    """A ``torch.Generator`` from ``random_state``, never torch's global one.
+
+    The one helper through which mlcore's torch draws get their randomness: None seeds a new
+    generator from fresh entropy, an int or a numpy Generator (one draw of it) seeds a new one on
+    ``device``; a ``torch.Generator`` passed in is returned as is, so that a caller's stream
+    continues across calls. Torch's global RNG state is neither read nor changed.
 
     Parameters
     ----------
-    random_state : None, int or torch.Generator
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or torch.Generator
     device : str or torch.device, optional
-        Where an int-seeded generator lives; it must match the tensors it draws.
+        Where a new generator lives; it must match the tensors it draws (CPU by default).
 
     Returns
     -------
-    torch.Generator or None
+    torch.Generator
 
     Raises
     ------
     TypeError
-        For anything else (a numpy Generator, a float, a string).
+        For anything else (a float, a string).
     ValueError
         For a negative seed, or a generator on another device type than ``device`` (torch
         would refuse it only at the first draw).
+
+    Examples
+    --------
+    >>> a = torch.rand(2, generator=torch_generator(0))
+    >>> bool((a == torch.rand(2, generator=torch_generator(0))).all())
+    True
     """
-    if random_state is None:
-        return None
     if isinstance(random_state, torch.Generator):
         if device is not None and random_state.device.type != torch.device(device).type:
             raise ValueError(
@@ -209,8 +229,34 @@ def torch_generator(random_state, device=None) -> torch.Generator | None:
         seed = check_scalar(
             random_state, name="random_state", kind=numbers.Integral, low=0, high=2**64 - 1
         )
-        return torch.Generator(device=device if device is not None else "cpu").manual_seed(seed)
-    raise TypeError(
-        "`random_state` must be None, a non-negative int or a torch.Generator; got "
-        f"{describe(random_state)}"
-    )
+    elif random_state is None or isinstance(
+        random_state, np.random.Generator | np.random.SeedSequence
+    ):
+        seed = torch_seed(random_state)
+    else:
+        raise TypeError(
+            "`random_state` must be None, a non-negative int, a numpy Generator or a "
+            f"torch.Generator; got {describe(random_state)}"
+        )
+    return torch.Generator(device=device if device is not None else "cpu").manual_seed(seed)
+
+
+@contextlib.contextmanager
+def seeded_torch(random_state, devices=()):
+    """Run a block whose draws from torch's global RNG (module initialisation) are seeded.
+
+    ``nn.Module`` constructors draw their initial weights from torch's global generator and take
+    no ``generator=``; inside this block those draws come from a seed taken from
+    ``random_state`` (see :func:`torch_seed`), and on leaving it the global RNG state is
+    restored as it was (``torch.random.fork_rng``), so the caller's stream is untouched.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or torch.Generator
+    devices : sequence of int
+        CUDA devices whose global state the block may draw from as well (saved and restored too).
+    """
+    seed = torch_seed(random_state)
+    with torch.random.fork_rng(devices=list(devices)):
+        torch.manual_seed(seed)
+        yield seed

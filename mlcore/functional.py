@@ -11,7 +11,7 @@ import numbers
 import torch
 
 from mlcore._checks import check_finite, check_tensor, check_token_ids
-from statcore._validation import check_option, check_scalar
+from statcore.validation import check_option, check_scalar
 
 REDUCTIONS = ("mean", "sum", "none")
 

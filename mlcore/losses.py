@@ -7,7 +7,7 @@ import numbers
 from torch import nn
 
 from mlcore import functional as F
-from statcore._validation import check_option, check_scalar
+from statcore.validation import check_option, check_scalar
 
 
 class EntropyLoss(nn.Module):

@@ -16,7 +16,9 @@ import numpy as np
 import pandas as pd
 
 from mlcore._device import as_numpy
-from statcore._validation import (
+from statcore.results import EstimationResults, ResamplingResult, Results, Summary
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive,
@@ -24,8 +26,6 @@ from statcore._validation import (
     check_random_state,
     check_same_length,
 )
-from statcore.results import EstimationResults, ResamplingResult, Results, Summary
-from statcore.results._plotting import get_ax, legend_beside
 
 #: History columns that index a logged step rather than measure it.
 INDEX_COLUMNS = ("step", "epoch", "lr")

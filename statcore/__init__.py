@@ -26,7 +26,7 @@ _EXPORTS = {
     "get_backend": "statcore.distributed",
     "borrowed_backend": "statcore.distributed",
     "MonteCarloStudy": "statcore.distributed",
-    "warmup": "statcore._numba",
+    "warmup": "statcore._warmup",
 }
 _SUBMODULES = (
     "base",

@@ -1,4 +1,4 @@
-"""The one njit shim: project defaults for every numba kernel, the first-compile notice, warmup.
+"""The one njit shim: project defaults for every numba kernel and the first-compile notice.
 
 Where compiled kernels are kept: ``cache=True`` lets numba's own chain of cache locators pick the
 place, first ``NUMBA_CACHE_DIR`` when the user set it, then the ``__pycache__`` folder beside the
@@ -10,15 +10,13 @@ cache of every other numba user in the process too).
 
 The first real compile of a statcore kernel in a process (a cache miss: numba loading a cached
 kernel does not count) prints one line to standard error, so a first call that stalls for a few
-seconds says why. :func:`warmup` compiles the common kernels ahead of time.
+seconds says why. :func:`statcore.warmup` (in :mod:`statcore._warmup`, above the method areas,
+which import this module) compiles the common kernels ahead of time.
 """
 
 import sys
-import time
-import warnings
 
 import numba
-import numpy as np
 from numba.core import event
 
 #: The line printed once per process, before the first statcore kernel compiles.
@@ -67,175 +65,3 @@ def njit(func=None, **options):
     if func is None:
         return lambda f: numba.njit(**options)(f)
     return numba.njit(**options)(func)
-
-
-def _warm_quantreg(rng):
-    from statcore.quantreg import QuantReg
-
-    X = rng.normal(size=(40, 2))
-    y = X @ [1.0, -0.5] + rng.normal(size=40)
-    for method in ("fn", "conquer"):
-        QuantReg(y, X, q=[0.25, 0.5]).fit(method=method)
-    # the preprocessing kernels run only once the pilot subsample is under a quarter of the rows
-    X = rng.normal(size=(400, 2))
-    QuantReg(X @ [1.0, -0.5] + rng.normal(size=400), X).fit(method="pfn", cov_type="nid")
-
-
-def _warm_quantized(rng):
-    from statcore.quantized import QuantizedNVMM, QuantizedRegression, Quantizer
-
-    quantizer = Quantizer.uniform(0.5, n_bits=3)
-    x = rng.normal(size=60)
-    codes = quantizer.quantize(x)
-    for family in ("gaussian", "t"):
-        QuantizedNVMM.from_codes(codes, quantizer, family=family).fit(maxiter=5)
-    X = rng.normal(size=(60, 1))
-    QuantizedRegression(quantizer.quantize(X[:, 0] + x), X, quantizer=quantizer).fit(maxiter=5)
-
-
-def _warm_manifold(rng):
-    from statcore.manifold import Sphere, frechet_mean, mmdd_test, simulate
-
-    sphere = Sphere(2)
-    Y, X = simulate.draw("sphere", "mean_shift", 30, random_state=rng)
-    mmdd_test(Y, X, sphere, n_resamples=19, random_state=rng)
-    # several X columns take the panel kernels, not the scalar-X route
-    mmdd_test(Y, np.column_stack([X, X**2]), sphere, n_resamples=19, random_state=rng)
-    frechet_mean(Y, sphere)
-
-
-def _warm_ot(rng):
-    from statcore.ot import sinkhorn_divergence, sinkhorn_points
-
-    x, y = rng.normal(size=(30, 2)), rng.normal(size=(25, 2))
-    sinkhorn_points(x, y, epsilon=0.5)
-    sinkhorn_divergence(x, y, epsilon=0.5)
-
-
-def _warm_network(rng):
-    import networkx as nx
-
-    from statcore.network import LatentSpaceModel
-
-    graph = nx.gnp_random_graph(30, 0.2, seed=int(rng.integers(2**31)))
-    LatentSpaceModel(graph, dim=2).fit(maxiter=5)
-
-
-def _warm_cluster(rng):
-    from statcore.cluster import Coreset, HardnessFingerprint, SizeConstrainedAnchorClustering
-    from statcore.ot import sinkhorn_box
-
-    labels = np.repeat([0, 1, 2], 40)
-    X = rng.normal(size=(120, 3)) + 3.0 * labels[:, None]
-    HardnessFingerprint(X, labels).fit(n_resamples=5, h1=False, random_state=0)
-    SizeConstrainedAnchorClustering(X, 3, n_anchors=20).fit(maxiter=3, random_state=0)
-    Coreset(X, 3).fit(size=40, random_state=0).solve("lloyd", random_state=0)
-    cost = rng.uniform(size=(30, 3))
-    for method in ("sweeps", "newton"):
-        sinkhorn_box(None, cost, 0.1, lower=0.2, upper=0.5, maxiter=50, method=method)
-
-
-def _warm_select(rng):
-    from statcore.select import CoresetSelector
-
-    CoresetSelector(rng.normal(size=(60, 4)), n_neighbors=5).select(5, random_state=0)
-
-
-def _warm_geometry(rng):
-    import numpy as np
-
-    from statcore.geometry import LocalID, alignment, ksg_mutual_information
-
-    X = rng.normal(size=(80, 3))
-    for method in ("mle", "twonn", "gride"):
-        LocalID(X).fit(method=method, k=10, n_resamples=5, random_state=0)
-    for metric in ("mutual_knn", "cknna"):
-        alignment(X, X**2, metric=metric, k=5, n_resamples=5, random_state=0)
-    ksg_mutual_information(X[:, :1], X[:, 1:])
-    ksg_mutual_information(np.round(X[:, :1]), np.round(X[:, 1:]))
-
-
-def _warm_outliers(rng):
-    from statcore.outliers import MetaEns, load_score_tables
-
-    tables, names = load_score_tables()
-    few = {
-        name: (scores[:300], y[:300])
-        for name, (scores, y) in list(tables.items())[:4]
-        if y[:300].any()
-    }
-    fit = MetaEns(names, prior_min_count=50).fit(few, n_estimators=(5, 5), random_state=0)
-    fit.select(scores=next(iter(few.values()))[0])
-
-
-def _warm_theory(rng):
-    from statcore.theory import FrontierSelector, pareto_frontier
-
-    for n_benchmarks in (2, 3):
-        pareto_frontier(rng.uniform(size=(30, n_benchmarks)))
-    y = rng.normal(size=20)
-    FrontierSelector(list(range(6)), rng.uniform(size=(6, 2))).fit(
-        predictions=y[:, None] + rng.normal(size=(20, 6)), y=y, n_resamples=5, random_state=0
-    )
-
-
-#: The areas with numba kernels and a small call through each one's public API. Public calls,
-#: not the kernels themselves: they reach the kernels with the argument types of real use.
-_AREAS = {
-    "quantreg": _warm_quantreg,
-    "quantized": _warm_quantized,
-    "manifold": _warm_manifold,
-    "ot": _warm_ot,
-    "network": _warm_network,
-    "cluster": _warm_cluster,
-    "select": _warm_select,
-    "geometry": _warm_geometry,
-    "outliers": _warm_outliers,
-    "theory": _warm_theory,
-}
-
-
-def warmup(areas=None) -> dict[str, float]:
-    """Compile (or load from the cache) the numba kernels of the method areas ahead of use.
-
-    Each area runs one small fit through its public API on made-up data, so the kernels that a
-    first real call would otherwise compile, for 5 to 15 seconds in all on a cold cache, are
-    compiled now and kept in numba's on-disk cache (see :mod:`statcore._numba`). Later processes
-    load them in well under a second. The small fits' results and warnings are discarded.
-
-    Parameters
-    ----------
-    areas : sequence of str, optional
-        Which of ``"quantreg"``, ``"quantized"``, ``"manifold"``, ``"ot"``, ``"network"``,
-        ``"cluster"``, ``"select"``, ``"geometry"``, ``"outliers"``, ``"theory"`` to warm; all
-        of them by default.
-
-    Returns
-    -------
-    dict
-        Seconds taken per area, in the order run.
-
-    Examples
-    --------
-    >>> import statcore
-    >>> seconds = statcore.warmup(["quantreg"])  # doctest: +SKIP
-    """
-    import numpy as np
-
-    from statcore._validation import check_option
-
-    if areas is None:
-        areas = list(_AREAS)
-    elif isinstance(areas, str):
-        areas = [areas]
-    areas = [check_option(area, name="areas", options=tuple(_AREAS)) for area in areas]
-    rng = np.random.default_rng(0)
-    seconds = {}
-    for area in areas:
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            # The made-up fits are cut short (maxiter) on purpose: their warnings mean nothing.
-            warnings.simplefilter("ignore")
-            _AREAS[area](rng)
-        seconds[area] = time.perf_counter() - start
-    return seconds

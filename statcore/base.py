@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from statcore._validation import as_float_array, check_positive, check_positive_int
 from statcore.formula import Design, capture_context, design_from_arrays, design_from_formula
 from statcore.results import IterationRecord, LikelihoodResults, Results
+from statcore.validation import as_float_array, check_positive, check_positive_int
 
 #: the methods whose call options every results object records as ``fit_options``
 _RECORDED_METHODS = ("fit", "simulate")

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from statcore._validation import (
+from statcore.validation import (
     as_float_array,
     check_n_rows,
     check_option,

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 from scipy import sparse
 
-from statcore._compat import import_geomstats
+from statcore.compat import import_geomstats
 from statcore.results import Results
 
 AREAS = (
@@ -614,7 +614,7 @@ def case_mmdd():
 
 @case("statcore.manifold.from_geomstats", "statcore.manifold.GeomstatsManifold")
 def case_geomstats():
-    # the manifold extra is installed by `make`; its numpy shim lives in statcore._compat
+    # the manifold extra is installed by `make`; its numpy shim lives in statcore.compat
     import_geomstats()
     from geomstats.geometry.hypersphere import Hypersphere
 

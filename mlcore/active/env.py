@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from statcore._validation import check_scalar, describe
+from statcore.validation import check_scalar, describe
 
 #: The pose actions, by index.
 ACTIONS = ("forward", "left", "right", "stop")

@@ -21,8 +21,8 @@ from mlcore.active.env import ACTIONS, check_pose_env
 from mlcore.active.perception import FrozenPerception
 from mlcore.active.policy import HISTORY_FIELDS, RuleExplorer, history_features
 from mlcore.results import TrainingResult
-from statcore._progress import progress as progress_bar
-from statcore._validation import (
+from statcore.progress import progress as progress_bar
+from statcore.validation import (
     check_option,
     check_positive,
     check_random_state,

@@ -14,7 +14,7 @@ from torch import nn
 
 from mlcore._checks import check_tensor
 from mlcore.active.env import ActiveRoomEnv, check_pose_env
-from statcore._validation import check_scalar, describe
+from statcore.validation import check_scalar, describe
 
 #: Room seeds from here up are the detector's source rooms, apart from any policy's rooms.
 SOURCE_ROOMS = 10**6

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from mlcore.active.env import ACTIONS
-from statcore._validation import check_scalar
+from statcore.validation import check_scalar
 
 #: Columns of a history row before the one-hot previous action.
 HISTORY_FIELDS = ("valid", "x", "y", "cos", "sin", "confidence")

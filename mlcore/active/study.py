@@ -13,16 +13,16 @@ import pandas as pd
 from torch import nn
 
 from mlcore.active.grpo import rollout
-from statcore._validation import (
+from statcore.results import Results, Summary
+from statcore.results.intervals import mean_t_interval
+from statcore.results.plotting import get_ax
+from statcore.validation import (
     check_alpha,
     check_option,
     check_random_state,
     check_scalar,
     describe,
 )
-from statcore.results import Results, Summary
-from statcore.results._intervals import mean_t_interval
-from statcore.results._plotting import get_ax
 
 METRICS = ("accuracy", "final_confidence")
 

@@ -35,15 +35,15 @@ from mlcore._device import as_numpy
 from mlcore._iterations import budget_result
 from mlcore.adapt import lorentz as L
 from mlcore.results import TrainingResult
-from statcore._validation import (
+from statcore.results import Results, Summary
+from statcore.results.plotting import get_ax
+from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,
     check_random_state,
     check_scalar,
 )
-from statcore.results import Results, Summary
-from statcore.results._plotting import get_ax
 
 STOP_RULES = ("fixed", "diameter")
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from statcore._validation import check_positive, check_positive_int, check_random_state
+from statcore.validation import check_positive, check_positive_int, check_random_state
 
 __all__ = ["EntangledTask", "entangled_features"]
 

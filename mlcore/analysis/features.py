@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from mlcore._device import as_numpy
-from statcore._validation import describe
+from statcore.validation import describe
 
 
 def _inputs(batch):

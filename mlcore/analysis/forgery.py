@@ -29,7 +29,10 @@ from mlcore._device import as_numpy
 from mlcore.analysis._forgery_probe import Probe, auroc, cross_validated, fit_probe
 from mlcore.analysis.features import _model_device, extract_features
 from mlcore.results import EvaluationResult
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.results import Results
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,
@@ -37,9 +40,6 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.base import Estimator
-from statcore.results import Results
-from statcore.results._plotting import get_ax, legend_beside
 
 REFERENCE = (
     "Dou, Shi, Wang, Guo, Yi, Wu, Zhang, Shen and Chua (2026). DNA: Uncovering universal latent "

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from mlcore.augment.forecasters import check_windows, torch_seed
-from statcore._validation import check_positive, check_positive_int, check_random_state
+from statcore.validation import check_positive, check_positive_int, check_random_state
 
 __all__ = ["Augmenter", "Jitter", "Scaling", "TimeWarp"]
 

@@ -18,8 +18,8 @@ from mlcore._checks import check_tensor
 from mlcore._device import as_numpy
 from mlcore._iterations import budget_result
 from mlcore.results import TrainingResult
-from statcore._progress import progress as progress_bar
-from statcore._validation import (
+from statcore.progress import progress as progress_bar
+from statcore.validation import (
     check_positive,
     check_positive_int,
     check_random_state,

@@ -33,8 +33,10 @@ from mlcore._iterations import budget_result
 from mlcore.augment.baselines import Augmenter, within_window_scale
 from mlcore.augment.forecasters import check_windows, torch_seed, train_forecaster
 from mlcore.results import TrainingResult
-from statcore._progress import progress as progress_bar
-from statcore._validation import (
+from statcore.progress import progress as progress_bar
+from statcore.results import Results, Summary
+from statcore.results.plotting import get_ax
+from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,
@@ -42,8 +44,6 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.results import Results, Summary
-from statcore.results._plotting import get_ax
 
 __all__ = [
     "ReAugment",

@@ -13,11 +13,11 @@ import torch
 from mlcore.augment.baselines import Augmenter
 from mlcore.augment.forecasters import check_windows, forecast_mse, torch_seed, train_forecaster
 from mlcore.augment.reaugment import new_model
-from statcore._progress import progress as progress_bar
-from statcore._validation import check_positive_int, check_random_state, describe
+from statcore.progress import progress as progress_bar
 from statcore.results import Results, Summary
-from statcore.results._intervals import mean_t_interval
-from statcore.results._plotting import get_ax
+from statcore.results.intervals import mean_t_interval
+from statcore.results.plotting import get_ax
+from statcore.validation import check_positive_int, check_random_state, describe
 
 __all__ = ["AugmentationComparison", "compare_augmenters", "train_with_augmentation"]
 

@@ -15,7 +15,7 @@ from torch.nn import functional as F
 from mlcore._checks import check_tensor, check_token_ids
 from mlcore._device import as_numpy, torch_generator
 from mlcore.decoding.results import InterventionResult
-from statcore._validation import check_option, check_positive_int, check_scalar, describe
+from statcore.validation import check_option, check_positive_int, check_scalar, describe
 
 #: Measures between the two distributions (:func:`token_disagreement`); ``"entropy"`` reads the
 #: base's alone.

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from statcore.results import Results, Summary
-from statcore.results._plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, legend_beside
 
 
 def _plot_trace(results, ax=None, sequence=0, **kwargs):

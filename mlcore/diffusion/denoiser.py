@@ -6,7 +6,7 @@ from torch import nn
 
 from mlcore._checks import check_float_dtype, check_tensor, check_token_ids
 from mlcore.diffusion.imdm import InfiniteMaskEmbedding
-from statcore._validation import check_positive_int
+from statcore.validation import check_positive_int
 
 
 class TinyDenoiser(nn.Module):

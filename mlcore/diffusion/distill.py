@@ -11,9 +11,9 @@ from mlcore._device import torch_generator
 from mlcore._iterations import budget_result
 from mlcore.diffusion.imdm import IMDMSampler, _mask_embedding, imdm_elbo_loss
 from mlcore.results import TrainingResult
-from statcore._compat import renamed_keywords
-from statcore._progress import progress as progress_bar
-from statcore._validation import check_positive, check_positive_int, check_scalar
+from statcore.compat import renamed_keywords
+from statcore.progress import progress as progress_bar
+from statcore.validation import check_positive, check_positive_int, check_scalar
 
 
 @renamed_keywords(generator="random_state")

@@ -18,8 +18,8 @@ from torch import nn
 from mlcore._checks import check_float_dtype, check_tensor, check_token_ids
 from mlcore._device import torch_generator
 from mlcore.functional import check_times, masked_diffusion_loss
-from statcore._compat import renamed_keywords
-from statcore._validation import check_option, check_positive, check_positive_int, check_scalar
+from statcore.compat import renamed_keywords
+from statcore.validation import check_option, check_positive, check_positive_int, check_scalar
 
 NOISE_TYPES = ("uniform", "randn")
 POSTERIORS = ("imdm", "mdlm")

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from mlcore._device import as_numpy
-from statcore._validation import check_positive_int, check_random_state
+from statcore.validation import check_positive_int, check_random_state
 
 
 def paired_tokens(n: int, n_tokens: int = 8, random_state=None, *, device=None) -> torch.Tensor:

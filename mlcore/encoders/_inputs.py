@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 from mlcore._checks import check_tensor
 from mlcore._device import as_numpy
-from statcore._validation import as_class_labels
+from statcore.validation import as_class_labels
 
 
 def check_images(images, *, channels: int | None, size: tuple | None = None, name="images"):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from statcore._validation import check_option, check_positive_int, check_random_state
+from statcore.validation import check_option, check_positive_int, check_random_state
 
 IMAGE_SIZE = 16
 DIGIT_NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from statcore._validation import as_class_labels, as_float_array, check_scalar
+from statcore.validation import as_class_labels, as_float_array, check_scalar
 
 __all__ = ["ausuc", "base_novel_scores", "gzsl_scores", "harmonic_mean", "per_class_accuracy"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from statcore._validation import (
+from statcore.validation import (
     as_class_labels,
     check_positive_int,
     check_probability,

@@ -19,8 +19,8 @@ from mlcore._checkpoints import retrain_main
 from mlcore._iterations import budget_result
 from mlcore.encoders.corpus import caption_batch, caption_vocabulary, pretraining_corpus
 from mlcore.encoders.tiny import CHECKPOINT, TinyCLIP
-from statcore._progress import progress as progress_bar
-from statcore._validation import check_positive, check_positive_int, check_random_state
+from statcore.progress import progress as progress_bar
+from statcore.validation import check_positive, check_positive_int, check_random_state
 
 #: the settings of the shipped checkpoint
 SETTINGS = {

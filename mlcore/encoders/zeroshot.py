@@ -11,7 +11,7 @@ from mlcore.encoders._inputs import check_class_indices, check_texts, normalize
 from mlcore.encoders.metrics import per_class_accuracy
 from mlcore.encoders.protocol import check_dual_encoder
 from mlcore.results import EvaluationResult
-from statcore._validation import check_positive_int
+from statcore.validation import check_positive_int
 
 DEFAULT_TEMPLATES = ("a photo of a {}.",)
 

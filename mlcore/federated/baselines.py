@@ -8,8 +8,8 @@ import torch
 from mlcore._checks import check_tensor
 from mlcore.federated.fedspa import FLOAT_BYTES, client_update, tip_logits
 from mlcore.federated.partition import FederatedData, _check_data
-from statcore._validation import check_positive, check_positive_int, check_random_state
 from statcore.distributed import borrowed_backend
+from statcore.validation import check_positive, check_positive_int, check_random_state
 
 
 def _accuracy(logits: torch.Tensor, labels: torch.Tensor) -> float:

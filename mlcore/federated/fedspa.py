@@ -24,17 +24,17 @@ from mlcore._checks import check_tensor
 from mlcore._device import as_numpy
 from mlcore.federated.partition import FederatedData, _check_data
 from mlcore.fewshot.boif import cache_likelihood
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.distributed import borrowed_backend
+from statcore.results import Results, Summary
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,
     check_random_state,
     describe,
 )
-from statcore.base import Estimator
-from statcore.distributed import borrowed_backend
-from statcore.results import Results, Summary
-from statcore.results._plotting import get_ax, legend_beside
 
 #: Bytes of one float32 and one int64 label on the wire.
 FLOAT_BYTES, LABEL_BYTES = 4, 8

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from mlcore._checks import check_tensor
 from mlcore._device import as_numpy
-from statcore._validation import (
+from statcore.validation import (
     as_class_labels,
     check_positive,
     check_positive_int,

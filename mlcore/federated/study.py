@@ -12,10 +12,10 @@ import pandas as pd
 from mlcore.federated.baselines import fedavg_prompts, local_tip_adapter, zero_shot_accuracy
 from mlcore.federated.fedspa import FedSPA
 from mlcore.federated.partition import federated_partition
-from statcore._validation import check_alpha, check_option, check_positive_int, check_random_state
 from statcore.results import Results
-from statcore.results._intervals import mean_t_interval
-from statcore.results._plotting import get_ax, legend_beside
+from statcore.results.intervals import mean_t_interval
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import check_alpha, check_option, check_positive_int, check_random_state
 
 
 def _plot_accuracy(results, ax=None, **kwargs):

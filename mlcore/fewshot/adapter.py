@@ -10,7 +10,7 @@ from torch import nn
 
 from mlcore._checks import check_tensor
 from mlcore._device import torch_generator
-from statcore._validation import check_positive_int, check_scalar, describe
+from statcore.validation import check_positive_int, check_scalar, describe
 
 
 class MultiLevelAdapter(nn.Module):

@@ -22,15 +22,15 @@ from mlcore._iterations import budget_result
 from mlcore.encoders._inputs import check_class_indices
 from mlcore.fewshot.adapter import MultiLevelAdapter
 from mlcore.results import TrainingResult
-from statcore._validation import (
+from statcore.results import Results, Summary
+from statcore.results.plotting import get_ax
+from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,
     check_scalar,
     describe,
 )
-from statcore.results import Results, Summary
-from statcore.results._plotting import get_ax
 
 CACHES = ("prototype", "kde", "tip")
 PATHWAYS = ("prior", "likelihood", "fused")

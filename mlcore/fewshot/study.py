@@ -14,16 +14,16 @@ import torch
 from mlcore.encoders.splits import kshot_split
 from mlcore.fewshot.adapter import MultiLevelAdapter
 from mlcore.fewshot.boif import BOIFHead, TipAdapter, _labels
-from statcore._validation import (
+from statcore.results import Results
+from statcore.results.intervals import mean_t_interval
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import (
     check_alpha,
     check_option,
     check_positive_int,
     check_random_state,
     describe,
 )
-from statcore.results import Results
-from statcore.results._intervals import mean_t_interval
-from statcore.results._plotting import get_ax, legend_beside
 
 
 def _plot_accuracy(results, ax=None, **kwargs):

@@ -8,7 +8,7 @@ import torch
 
 from mlcore._device import as_numpy
 from mlcore.encoders.metrics import ausuc, gzsl_scores
-from statcore._validation import describe
+from statcore.validation import describe
 
 
 def input_device(*values) -> torch.device:

@@ -25,7 +25,9 @@ from mlcore._checks import check_tensor
 from mlcore._device import as_numpy
 from mlcore.encoders._inputs import check_class_indices
 from mlcore.gzsl._inputs import as_matrix, as_seen_mask, gzsl_accuracy, input_device
-from statcore._validation import (
+from statcore.results import IterationRecord, Results
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import (
     check_callable,
     check_option,
     check_positive,
@@ -33,8 +35,6 @@ from statcore._validation import (
     check_random_state,
     check_scalar,
 )
-from statcore.results import IterationRecord, Results
-from statcore.results._plotting import get_ax, legend_beside
 
 PROPENSITIES = ("sar", "scar")
 METRICS = ("cosine", "euclidean")

@@ -8,7 +8,7 @@ import numpy as np
 from scipy.special import expit, logit
 
 from mlcore.encoders._inputs import check_class_indices
-from statcore._validation import (
+from statcore.validation import (
     as_float_array,
     check_positive,
     check_positive_int,

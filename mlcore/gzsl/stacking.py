@@ -15,9 +15,9 @@ from mlcore.encoders._inputs import check_class_indices
 from mlcore.encoders.metrics import gzsl_scores
 from mlcore.gzsl._inputs import as_matrix, as_seen_mask, input_device
 from mlcore.gzsl.pufe import _as_like
-from statcore._validation import check_option, check_positive_int, check_scalar
 from statcore.results import Results
-from statcore.results._plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import check_option, check_positive_int, check_scalar
 
 CRITERIA = ("harmonic", "seen", "unseen")
 

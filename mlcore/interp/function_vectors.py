@@ -22,7 +22,7 @@ from mlcore.interp.results import (
     HybridPatchResult,
     ReweightingResult,
 )
-from statcore._validation import check_positive_int, check_random_state, describe
+from statcore.validation import check_positive_int, check_random_state, describe
 
 _PAPER = (
     "Wang, E., Wang, Y., Bakalova, A. and Hahn, M. (2026). How few-shot examples add up: a "

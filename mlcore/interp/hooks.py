@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 from torch.nn import functional as F
 
-from statcore._validation import check_option, check_positive_int, describe
+from statcore.validation import check_option, check_positive_int, describe
 
 #: Where a head's output is read from ``z``: the input of the out-projection (HF models,
 #: TinyTransformer) or the output of a hook point (TransformerLens ``hook_z``).

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from statcore.results import Results, Summary
-from statcore.results._plotting import get_ax
+from statcore.results.plotting import get_ax
 
 
 def _plot_effects(results, ax=None, cmap="viridis", **kwargs):

@@ -12,8 +12,8 @@ from torch import nn
 from mlcore._checks import check_tensor
 from mlcore._device import as_numpy
 from mlcore.inverse.operators import Identity, PixelMask
-from statcore._compat import import_optional
-from statcore._validation import check_positive, check_positive_int, describe
+from statcore.compat import import_optional
+from statcore.validation import check_positive, check_positive_int, describe
 
 
 def total_variation(x: torch.Tensor, *, eps: float = 1e-6) -> torch.Tensor:

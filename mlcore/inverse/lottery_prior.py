@@ -43,8 +43,11 @@ from mlcore.inverse.networks import (
     masked_layers,
 )
 from mlcore.inverse.operators import Identity
-from statcore._progress import progress as progress_bar
-from statcore._validation import (
+from statcore.progress import progress as progress_bar
+from statcore.results import IterationRecord, Results, Summary
+from statcore.results.intervals import mean_t_interval
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,
@@ -52,9 +55,6 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.results import IterationRecord, Results, Summary
-from statcore.results._intervals import mean_t_interval
-from statcore.results._plotting import get_ax, legend_beside
 
 DECODES = ("rounded", "continuous")
 ENTROPY_MODELS = ("autoregressive", "factorized")

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from statcore._validation import check_option, check_positive_int, check_scalar
+from statcore.validation import check_option, check_positive_int, check_scalar
 
 MASK_MODES = ("threshold", "topk")
 

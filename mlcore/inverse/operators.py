@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlcore._checks import check_tensor
-from statcore._validation import check_positive, check_positive_int, check_random_state
+from statcore.validation import check_positive, check_positive_int, check_random_state
 
 
 class ForwardOperator(nn.Module):

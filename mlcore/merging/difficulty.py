@@ -13,9 +13,9 @@ import torch
 
 from mlcore._checks import check_tensor
 from mlcore._device import as_numpy
-from statcore._validation import check_callable, check_option, check_scalar, describe
 from statcore.results import Results
-from statcore.results._plotting import get_ax
+from statcore.results.plotting import get_ax
+from statcore.validation import check_callable, check_option, check_scalar, describe
 
 RANKINGS = ("el2n", "learned_epoch", "forgetting_events", "loss")
 

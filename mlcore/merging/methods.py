@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 import torch
 
 from mlcore._device import torch_generator
-from statcore._validation import check_option, check_scalar, describe
+from statcore.validation import check_option, check_scalar, describe
 
 METHODS = ("average", "task_arithmetic", "ties", "dare")
 TRIM_SCOPES = ("model", "tensor")

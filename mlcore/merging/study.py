@@ -14,9 +14,9 @@ import pandas as pd
 import torch
 
 from mlcore.merging.methods import METHODS, _state_dict, merge
-from statcore._validation import check_callable, check_option, check_scalar, describe
 from statcore.results import Results
-from statcore.results._plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import check_callable, check_option, check_scalar, describe
 
 STOP_CRITERIA = ("train_accuracy", "unlearned_fraction", "plateau")
 

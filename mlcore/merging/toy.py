@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from mlcore.merging.difficulty import DifficultyResult, ExampleDifficultyTracker
-from statcore._validation import check_random_state, check_scalar
+from statcore.validation import check_random_state, check_scalar
 
 #: Disjoint class splits, one per expert.
 CLASS_SPLITS = ((0, 1, 2, 3, 4), (5, 6, 7, 8, 9))

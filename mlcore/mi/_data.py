@@ -10,8 +10,8 @@ import numpy as np
 import torch
 
 from mlcore._checks import check_tensor
-from statcore._validation import check_scalar
 from statcore.geometry.mutual_information import check_pair
+from statcore.validation import check_scalar
 
 
 def as_pair(x, y, device=None) -> tuple[torch.Tensor, torch.Tensor]:

@@ -8,13 +8,13 @@ import torch
 from mlcore.mi._data import as_pair, cpu_generator
 from mlcore.mi.critics import critic_independence_test, critic_mutual_information
 from mlcore.mi.infoatlas import InfoAtlas
-from statcore._validation import check_option, check_positive_int
 from statcore.geometry.mutual_information import (
     ksg_independence_test,
     ksg_mutual_information,
     permutation_independence_result,
 )
 from statcore.results import TestResult
+from statcore.validation import check_option, check_positive_int
 
 METHODS = ("infoatlas", "ksg", "mine", "infonce", "smile")
 

@@ -27,18 +27,18 @@ from torch import nn
 
 from mlcore._iterations import budget_result
 from mlcore.mi._data import as_pair, cpu_generator
-from statcore._validation import (
-    check_alpha,
-    check_option,
-    check_positive,
-    check_positive_int,
-)
 from statcore.geometry.mutual_information import (
     MutualInformationResult,
     normal_interval,
     permutation_independence_result,
 )
 from statcore.results import TestResult
+from statcore.validation import (
+    check_alpha,
+    check_option,
+    check_positive,
+    check_positive_int,
+)
 
 OBJECTIVES = ("mine", "infonce", "smile")
 NAMES = {"mine": "MINE", "infonce": "InfoNCE", "smile": "SMILE"}

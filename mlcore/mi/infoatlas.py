@@ -34,9 +34,9 @@ from mlcore.mi._data import (
     random_projection,
     rank_gaussianize,
 )
-from statcore._progress import progress as progress_bar
-from statcore._validation import check_alpha, check_positive, check_positive_int
 from statcore.geometry.mutual_information import MutualInformationResult, normal_interval
+from statcore.progress import progress as progress_bar
+from statcore.validation import check_alpha, check_positive, check_positive_int
 
 REFERENCE = (
     "Hu, Chen, ..., Yang (2026). InfoAtlas: amortised mutual information estimation in one "

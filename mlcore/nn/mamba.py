@@ -9,7 +9,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from mlcore._checks import check_float_dtype, check_tensor, check_token_ids
-from statcore._validation import check_option, check_positive_int
+from statcore.validation import check_option, check_positive_int
 
 SCANS = ("chunked", "sequential")
 

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from mlcore._checks import check_float_dtype, check_tensor
-from statcore._validation import check_option, check_positive, check_positive_int, describe
+from statcore.validation import check_option, check_positive, check_positive_int, describe
 
 DECAYS = ("gaussian", "exp", "power")
 PAIRINGS = ("half", "interleaved")

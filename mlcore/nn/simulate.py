@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from statcore._validation import check_positive_int, check_random_state, check_scalar
+from statcore.validation import check_positive_int, check_random_state, check_scalar
 
 
 def local_copy_sequences(

@@ -8,7 +8,7 @@ from torch.nn import functional as F
 
 from mlcore._checks import check_float_dtype, check_token_ids
 from mlcore.nn.positional import HIPERotaryEmbedding, RotaryEmbedding
-from statcore._validation import check_option, check_positive_int, check_scalar
+from statcore.validation import check_option, check_positive_int, check_scalar
 
 POSITIONS = ("rope", "hipe", "learned", "none")
 

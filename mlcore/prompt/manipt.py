@@ -27,8 +27,8 @@ from mlcore._device import as_numpy, torch_generator
 from mlcore._iterations import budget_result
 from mlcore.encoders._inputs import check_class_indices
 from mlcore.results import TrainingResult
-from statcore._progress import progress as progress_bar
-from statcore._validation import (
+from statcore.progress import progress as progress_bar
+from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,

@@ -22,16 +22,16 @@ from mlcore.prompt.manipt import (
     _check_classnames,
     manifold_drift,
 )
-from statcore._validation import (
+from statcore.results import Results, Summary
+from statcore.results.intervals import mean_t_interval
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import (
     check_alpha,
     check_option,
     check_positive_int,
     check_random_state,
     describe,
 )
-from statcore.results import Results, Summary
-from statcore.results._intervals import mean_t_interval
-from statcore.results._plotting import get_ax, legend_beside
 
 STUDY_METHODS = ("zero_shot", "coop", "kgcoop", "manipt")
 METRICS = ("base", "novel", "harmonic", "drift_text", "drift_image")

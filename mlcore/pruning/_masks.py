@@ -6,7 +6,7 @@ import numbers
 
 import torch
 
-from statcore._validation import check_positive_int, check_scalar
+from statcore.validation import check_positive_int, check_scalar
 
 
 def check_sparsity(sparsity) -> float:

@@ -17,7 +17,7 @@ from mlcore.pruning._masks import (
 )
 from mlcore.pruning.results import PruningResult
 from mlcore.pruning.sparsessm import apply_ssm_mask
-from statcore._validation import check_positive, check_positive_int
+from statcore.validation import check_positive, check_positive_int
 
 
 def _check_linear(layer):

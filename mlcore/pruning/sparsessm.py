@@ -11,7 +11,7 @@ from mlcore._device import as_numpy
 from mlcore.nn.mamba import check_mixer, mixer_ssm_inputs, selective_scan
 from mlcore.pruning._masks import check_nm, check_sparsity, lowest_mask, nm_mask, structure_name
 from mlcore.pruning.results import PruningResult
-from statcore._validation import (
+from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from mlcore.quant.cost import QuantOp, RooflineCostModel, check_ops
-from statcore._compat import import_optional
-from statcore._validation import check_callable, check_option, check_positive, check_positive_int
+from statcore.compat import import_optional
 from statcore.results import Results
-from statcore.results._plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import check_callable, check_option, check_positive, check_positive_int
 
 COUPLINGS = ("aligned", "free")
 BACKENDS = ("cvxpy", "brute")

@@ -17,7 +17,7 @@ import pandas as pd
 import torch
 
 from mlcore.quant.quantizers import check_bits
-from statcore._validation import check_option, check_positive, check_positive_int
+from statcore.validation import check_option, check_positive, check_positive_int
 
 OP_KINDS = ("gemm", "comm")
 

@@ -14,7 +14,7 @@ import numbers
 import torch
 
 from mlcore._checks import check_tensor
-from statcore._validation import check_scalar
+from statcore.validation import check_scalar
 
 #: Bit-widths the integer format supports (16 = unquantised).
 SUPPORTED_BITS = (2, 3, 4, 5, 6, 7, 8, 16)

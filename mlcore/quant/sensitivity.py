@@ -22,10 +22,10 @@ from torch import nn
 from mlcore.quant.cost import QuantOp, check_ops
 from mlcore.quant.quantizers import check_bits, fake_quantize, quantized_linear
 from mlcore.quant.tp import causal_lm_loss
-from statcore._progress import progress as progress_bar
-from statcore._validation import check_callable, check_positive_int, describe
+from statcore.progress import progress as progress_bar
 from statcore.results import Results
-from statcore.results._plotting import get_ax
+from statcore.results.plotting import get_ax
+from statcore.validation import check_callable, check_positive_int, describe
 
 
 def linear_ops(

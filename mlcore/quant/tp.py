@@ -45,10 +45,10 @@ from mlcore.quant.quantizers import (
     unpack_int4,
 )
 from mlcore.results import TrainingResult
-from statcore._progress import progress as progress_bar
-from statcore._validation import check_positive, check_positive_int, check_random_state, describe
+from statcore.progress import progress as progress_bar
 from statcore.results import Results
-from statcore.results._plotting import get_ax
+from statcore.results.plotting import get_ax
+from statcore.validation import check_positive, check_positive_int, check_random_state, describe
 
 #: Collectives whose ring algorithm sends ``steps · (p-1)/p`` of the full tensor per rank.
 _RING_STEPS = {"all_reduce": 2, "reduce_scatter": 1, "all_gather": 1}

@@ -12,7 +12,7 @@ from importlib import resources
 
 import numpy as np
 
-from statcore._validation import check_positive, check_positive_int, check_random_state
+from statcore.validation import check_positive, check_positive_int, check_random_state
 
 IMU_CLASSES = ("walking", "running", "standing", "cycling", "jumping", "falling")
 BASIC_MOTIONS_FILE = "basic_motions.csv"

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from statcore._validation import check_positive_int
+from statcore.validation import check_positive_int
 
 REFERENCE = (
     "Zhang, Zhang, Zhou, Chen, Gao, Jia, Yang, Qi and Gu (2025). XTransfer: modality-agnostic "

@@ -41,7 +41,9 @@ from mlcore.transfer.sources import (
     pool,
     tiny_clip_source,
 )
-from statcore._validation import (
+from statcore.results import Results, Summary
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import (
     as_class_labels,
     as_float_array,
     check_option,
@@ -49,8 +51,6 @@ from statcore._validation import (
     check_positive_int,
     describe,
 )
-from statcore.results import Results, Summary
-from statcore.results._plotting import get_ax, legend_beside
 
 ANCHOR_MODES = ("source", "target")
 

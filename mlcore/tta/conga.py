@@ -14,8 +14,8 @@ from mlcore._checks import check_tensor
 from mlcore._iterations import budget_result
 from mlcore.functional import softmax_entropy
 from mlcore.results import TrainingResult
-from statcore._compat import renamed_keywords, renamed_method
-from statcore._validation import (
+from statcore.compat import renamed_keywords, renamed_method
+from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,

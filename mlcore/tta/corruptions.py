@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import ndimage
 
-from statcore._validation import as_float_array, check_option, check_positive, check_random_state
+from statcore.validation import as_float_array, check_option, check_positive, check_random_state
 
 CORRUPTIONS = ("gaussian_noise", "blur", "contrast", "shift")
 

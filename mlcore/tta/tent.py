@@ -11,7 +11,7 @@ from mlcore._checks import check_tensor
 from mlcore._iterations import budget_result
 from mlcore.functional import softmax_entropy
 from mlcore.results import TrainingResult
-from statcore._validation import check_callable, check_positive, check_positive_int, check_scalar
+from statcore.validation import check_callable, check_positive, check_positive_int, check_scalar
 
 _BATCH_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
 _AFFINE_NORMS = (*_BATCH_NORMS, nn.LayerNorm, nn.GroupNorm, nn.InstanceNorm1d, nn.InstanceNorm2d)

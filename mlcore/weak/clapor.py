@@ -15,8 +15,8 @@ from torch import nn
 
 from mlcore._checks import check_tensor
 from mlcore._device import torch_generator
-from statcore._validation import check_option, check_positive, check_positive_int, check_scalar
 from statcore.results import IterationRecord
+from statcore.validation import check_option, check_positive, check_positive_int, check_scalar
 
 MODES = ("expected", "consistency")
 #: Rows of soft targets (and priors) must sum to one up to this; float32 sums of ~1e3 entries

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from statcore._validation import (
+from statcore.validation import (
     check_positive,
     check_positive_int,
     check_random_state,

@@ -30,17 +30,17 @@ from mlcore.weak.clapor import (
     sinkhorn_targets,
 )
 from mlcore.weak.data import partial_label_candidates
-from statcore._validation import (
+from statcore.exceptions import ConvergenceWarning
+from statcore.results import Results, Summary
+from statcore.results.intervals import mean_t_interval
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import (
     check_alpha,
     check_option,
     check_positive,
     check_positive_int,
     check_random_state,
 )
-from statcore.exceptions import ConvergenceWarning
-from statcore.results import Results, Summary
-from statcore.results._intervals import mean_t_interval
-from statcore.results._plotting import get_ax, legend_beside
 
 METHODS = ("clapor", "logit_adjustment", "solar", "proden")
 PRIOR_INITS = ("candidates", "uniform")

@@ -2,7 +2,7 @@
 
 Written once for the clustering papers (hardness fingerprints, SC-FAGC, coresets) and the
 selection and geometry areas that reuse them. Each public function here is a plain-Python
-wrapper that checks nothing (callers validate through :mod:`statcore._validation`) and hands
+wrapper that checks nothing (callers validate through :mod:`statcore.validation`) and hands
 float64 C-contiguous arrays to private numba kernels.
 
 Distances between blocks of rows come from one matrix product per block,

@@ -26,7 +26,14 @@ import numpy as np
 import pandas as pd
 from scipy import linalg
 
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.cluster import _anchor_kernels as AK
+from statcore.cluster import _coreset_kernels as CK
+from statcore.cluster import _kernels as K
+from statcore.ot.box import solve_box
+from statcore.results import IterationRecord, Results
+from statcore.results.plotting import get_ax
+from statcore.validation import (
     as_float_array,
     check_positive,
     check_positive_int,
@@ -34,13 +41,6 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.base import Estimator
-from statcore.cluster import _anchor_kernels as AK
-from statcore.cluster import _coreset_kernels as CK
-from statcore.cluster import _kernels as K
-from statcore.ot.box import solve_box
-from statcore.results import IterationRecord, Results
-from statcore.results._plotting import get_ax
 
 __all__ = ["AnchorClusteringResults", "SizeConstrainedAnchorClustering"]
 

@@ -23,8 +23,14 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
-from statcore._compat import import_optional
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.cluster import _kernels as K
+from statcore.cluster.simulate import BENCHMARK_DATASETS, ClusteringDataset, load_benchmark_datasets
+from statcore.compat import import_optional
+from statcore.distributed import borrowed_backend
+from statcore.results import EstimationResults, Results, Summary
+from statcore.results.plotting import get_ax, plot_coefficients
+from statcore.validation import (
     as_float_array,
     check_alpha,
     check_design,
@@ -33,12 +39,6 @@ from statcore._validation import (
     check_random_state,
     describe,
 )
-from statcore.base import Estimator
-from statcore.cluster import _kernels as K
-from statcore.cluster.simulate import BENCHMARK_DATASETS, ClusteringDataset, load_benchmark_datasets
-from statcore.distributed import borrowed_backend
-from statcore.results import EstimationResults, Results, Summary
-from statcore.results._plotting import get_ax, plot_coefficients
 
 #: Clusterers the benchmark knows by name: scikit-learn's (through the ``cluster`` extra) and
 #: statcore's size-constrained anchor graph clustering.

@@ -38,19 +38,19 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from statcore._compat import import_optional
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.cluster import _coreset_kernels as CK
+from statcore.cluster import _kernels as K
+from statcore.compat import import_optional
+from statcore.distributed import borrowed_backend
+from statcore.results import IterationRecord, Results
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive_int,
     check_random_state,
     check_scalar,
 )
-from statcore.base import Estimator
-from statcore.cluster import _coreset_kernels as CK
-from statcore.cluster import _kernels as K
-from statcore.distributed import borrowed_backend
-from statcore.results import IterationRecord, Results
 
 OBJECTIVES = ("kmeans", "kmedian")
 METHODS = ("sensitivity", "uniform", "lightweight", "resilient")

@@ -32,8 +32,13 @@ import pandas as pd
 from scipy import optimize, sparse
 from scipy.sparse import csgraph
 
-from statcore._compat import import_optional
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.cluster import _fairrange_kernels as FK
+from statcore.cluster import _kernels as K
+from statcore.compat import import_optional
+from statcore.results import Results
+from statcore.results.plotting import get_ax, legend_beside
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive,
@@ -42,11 +47,6 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.base import Estimator
-from statcore.cluster import _fairrange_kernels as FK
-from statcore.cluster import _kernels as K
-from statcore.results import Results
-from statcore.results._plotting import get_ax, legend_beside
 
 __all__ = ["FairRangeKClustering", "FairRangeResults"]
 

@@ -19,8 +19,13 @@ import pandas as pd
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from statcore._compat import import_optional
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.cluster import _kernels as K
+from statcore.compat import import_optional
+from statcore.exceptions import NotApplicableWarning
+from statcore.results import Results, Summary
+from statcore.results.plotting import get_ax, legend_beside, panel_axes
+from statcore.validation import (
     as_float_array,
     check_alpha,
     check_positive_int,
@@ -28,11 +33,6 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.base import Estimator
-from statcore.cluster import _kernels as K
-from statcore.exceptions import NotApplicableWarning
-from statcore.results import Results, Summary
-from statcore.results._plotting import get_ax, legend_beside, panel_axes
 
 REFERENCE = (
     "CHB: A Diagnostic Toolkit for Hardness-Aware Clustering Evaluation. ICML 2026, poster "

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from statcore._compat import import_optional
-from statcore._validation import (
+from statcore.compat import import_optional
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive,

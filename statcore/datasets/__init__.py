@@ -49,8 +49,8 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from statcore._validation import check_option
 from statcore.datasets._registry import CATEGORY, DATASETS, FLOAT, INT, STR, Network, Table
+from statcore.validation import check_option
 
 __all__ = ["list_datasets", "load"]
 

@@ -15,9 +15,9 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import ClassVar
 
-from statcore import _progress
-from statcore._compat import import_optional
-from statcore._validation import check_option, check_positive_int, describe
+from statcore.compat import import_optional
+from statcore.progress import progress as progress_bar
+from statcore.validation import check_option, check_positive_int, describe
 
 BACKENDS = ("serial", "threads", "processes", "dask")
 
@@ -61,7 +61,7 @@ class Backend:
             re-raised (calls not yet started are cancelled).
         """
         items = list(iterable)
-        with _progress.progress(len(items), enabled=progress, desc=desc) as bar:
+        with progress_bar(len(items), enabled=progress, desc=desc) as bar:
             return self._map(fn, items, bar)
 
     def _map(self, fn: Callable, items: list, bar) -> list:

@@ -15,7 +15,11 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from statcore._validation import (
+from statcore.distributed.backends import BACKENDS, Backend, _is_client, borrowed_backend
+from statcore.results.base import Results
+from statcore.results.plotting import get_ax
+from statcore.results.summary import Summary
+from statcore.validation import (
     check_alpha,
     check_callable,
     check_option,
@@ -23,10 +27,6 @@ from statcore._validation import (
     check_random_state,
     describe,
 )
-from statcore.distributed.backends import BACKENDS, Backend, _is_client, borrowed_backend
-from statcore.results._plotting import get_ax
-from statcore.results.base import Results
-from statcore.results.summary import Summary
 
 #: A Monte Carlo study is cut into about this many tasks per worker (fewer, larger tasks keep
 #: the per-task overhead of processes and dask small; enough of them keep the workers busy).

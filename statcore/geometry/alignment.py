@@ -13,7 +13,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.cluster import spatial as K
+from statcore.geometry import _kernels as G
+from statcore.geometry.lid import LOCAL_METHODS, LocalID
+from statcore.results import Results, TestResult
+from statcore.results.plotting import panel_axes, plot_matrix
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive_int,
@@ -21,12 +27,6 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.base import Estimator
-from statcore.cluster import spatial as K
-from statcore.geometry import _kernels as G
-from statcore.geometry.lid import LOCAL_METHODS, LocalID
-from statcore.results import Results, TestResult
-from statcore.results._plotting import panel_axes, plot_matrix
 
 METRICS = ("mutual_knn", "cka", "unbiased_cka", "cknna", "rsa")
 _NEEDS_K = ("mutual_knn", "cknna")

@@ -16,18 +16,18 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.cluster import spatial as K
+from statcore.geometry import _kernels as G
+from statcore.results import ResamplingResult, Results
+from statcore.results.plotting import get_ax
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive_int,
     check_random_state,
     check_scalar,
 )
-from statcore.base import Estimator
-from statcore.cluster import spatial as K
-from statcore.geometry import _kernels as G
-from statcore.results import ResamplingResult, Results
-from statcore.results._plotting import get_ax
 
 REFERENCE = (
     "Yu, Ma, Wei, Zhang, Deng, Deng and Liu (2026). Local intrinsic dimension of "

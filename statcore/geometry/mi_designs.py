@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
-from statcore._validation import (
+from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,

@@ -18,7 +18,10 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from statcore._validation import (
+from statcore.geometry import _mi_kernels as M
+from statcore.results import Results, TestResult
+from statcore.results.plotting import get_ax
+from statcore.validation import (
     as_float_array,
     check_alpha,
     check_option,
@@ -26,9 +29,6 @@ from statcore._validation import (
     check_random_state,
     check_same_length,
 )
-from statcore.geometry import _mi_kernels as M
-from statcore.results import Results, TestResult
-from statcore.results._plotting import get_ax
 
 KSG_REFERENCE = (
     "Kraskov, Stoegbauer and Grassberger (2004). Estimating mutual information. "

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from statcore._validation import check_positive, check_positive_int, describe
 from statcore.manifold.manifolds import Manifold
 from statcore.results import IterationRecord, Results
+from statcore.validation import check_positive, check_positive_int, describe
 
 __all__ = ["FrechetMeanResult", "frechet_mean"]
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from statcore._compat import renamed_keywords
-from statcore._validation import (
+from statcore.compat import renamed_keywords
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive_int,
@@ -999,7 +999,7 @@ def from_geomstats(space) -> GeomstatsManifold:
 
     Notes
     -----
-    geomstats is imported through :func:`statcore._compat.import_geomstats`, which restores the
+    geomstats is imported through :func:`statcore.compat.import_geomstats`, which restores the
     ``numpy.trapz`` alias geomstats 2.8 needs under numpy 2.4.
 
     References
@@ -1010,7 +1010,7 @@ def from_geomstats(space) -> GeomstatsManifold:
     Zeng, M., You, J., Liu, J. and Wang, S. (2026). On testing conditional mean independence for
     manifold-valued data. *ICML 2026*.
     """
-    from statcore._compat import import_geomstats
+    from statcore.compat import import_geomstats
 
     import_geomstats()
     return GeomstatsManifold(space)

@@ -29,18 +29,18 @@ import numba
 import numpy as np
 from scipy.spatial import distance
 
-from statcore._validation import (
+from statcore.distributed import borrowed_backend
+from statcore.manifold import _kernels
+from statcore.manifold.frechet import _check_manifold, frechet_mean
+from statcore.manifold.manifolds import Manifold
+from statcore.results.testing import TestResult
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive_int,
     check_random_state,
     check_same_length,
 )
-from statcore.distributed import borrowed_backend
-from statcore.manifold import _kernels
-from statcore.manifold.frechet import _check_manifold, frechet_mean
-from statcore.manifold.manifolds import Manifold
-from statcore.results.testing import TestResult
 
 __all__ = ["MMDDTestResult", "dcov_test", "mmdd", "mmdd_test"]
 

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from statcore._validation import (
+from statcore.manifold.manifolds import SPD, Hyperbolic, Manifold, Sphere
+from statcore.manifold.mmdd import dcov_test, mmdd_test
+from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,
     check_random_state,
 )
-from statcore.manifold.manifolds import SPD, Hyperbolic, Manifold, Sphere
-from statcore.manifold.mmdd import dcov_test, mmdd_test
 
 __all__ = ["DESIGNS", "MANIFOLDS", "centre", "draw", "make_manifold", "replicate"]
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from statcore._validation import check_option, check_positive_int, check_random_state
 from statcore.network import _kernels
+from statcore.validation import check_option, check_positive_int, check_random_state
 
 # nonedges="auto" keeps the exact likelihood up to this many nodes (one pass: ~0.15 s on 2 cores)
 AUTO_EXACT = 3000

@@ -7,8 +7,8 @@ import numpy as np
 from scipy.cluster.vq import kmeans2
 from scipy.sparse import linalg as sparse_linalg
 
-from statcore._validation import check_option, check_positive_int, check_random_state
 from statcore.network.graph import as_adjacency, check_graph_size, to_networkx
+from statcore.validation import check_option, check_positive_int, check_random_state
 
 BASELINES = ("erdos_renyi", "configuration", "chung_lu", "dcsbm")
 

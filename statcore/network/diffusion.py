@@ -16,9 +16,11 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore._compat import import_optional, renamed_attribute
-from statcore._progress import progress as progress_bar
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.compat import import_optional, renamed_attribute
+from statcore.progress import progress as progress_bar
+from statcore.results import Results
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive,
@@ -27,8 +29,6 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.base import Estimator
-from statcore.results import Results
 
 SCALINGS = ("minmax", "standard")
 SOLVERS = ("heun", "euler")

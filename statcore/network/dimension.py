@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from statcore._validation import check_option
+from statcore.validation import check_option
 
 
 @dataclass(frozen=True, repr=False)

@@ -8,7 +8,7 @@ import networkx as nx
 import numpy as np
 from scipy import sparse
 
-from statcore._validation import describe
+from statcore.validation import describe
 
 
 def _is_real(dtype) -> bool:

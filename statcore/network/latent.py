@@ -15,14 +15,6 @@ import pandas as pd
 from scipy.sparse import linalg as sparse_linalg
 from scipy.special import logit
 
-from statcore._progress import progress as progress_bar
-from statcore._validation import (
-    check_option,
-    check_positive,
-    check_positive_int,
-    check_random_state,
-    describe,
-)
 from statcore.base import Estimator
 from statcore.network._ascent import DIVERGENCE, ascend
 from statcore.network._case_control import nonedge_sample
@@ -30,7 +22,15 @@ from statcore.network._objective import _centre_and_rotate, _Objective, calibrat
 from statcore.network.dimension import DimensionSelection, fit_auto, select_dim
 from statcore.network.graph import as_adjacency, check_graph_size
 from statcore.network.latent_results import LatentSpaceResults
+from statcore.progress import progress as progress_bar
 from statcore.results import IterationRecord
+from statcore.validation import (
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+    describe,
+)
 
 __all__ = ["BOUND", "DimensionSelection", "LatentSpaceModel", "LatentSpaceResults"]
 

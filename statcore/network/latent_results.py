@@ -11,7 +11,7 @@ from scipy.special import expit
 
 from statcore.network import _kernels
 from statcore.results import Results, Summary
-from statcore.results._plotting import get_ax
+from statcore.results.plotting import get_ax
 
 # above this many nodes a dense n x n probability matrix is refused (800 MB at n = 10,000)
 DENSE_LIMIT = 10_000

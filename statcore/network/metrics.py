@@ -12,11 +12,11 @@ import pandas as pd
 from scipy import sparse, stats
 from scipy.sparse import linalg as sparse_linalg
 
-from statcore._validation import check_positive_int, check_random_state, describe
 from statcore.network.baselines import BASELINES, baseline_graphs
 from statcore.network.graph import as_adjacency, check_graph_size
 from statcore.results import Results, Summary
-from statcore.results._plotting import get_ax
+from statcore.results.plotting import get_ax
+from statcore.validation import check_positive_int, check_random_state, describe
 
 # full spectra are O(n^3): above this size only the leading eigenvalues are compared
 FULL_SPECTRUM_LIMIT = 1500

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from statcore._compat import renamed_keywords
-from statcore._validation import check_random_state
+from statcore.compat import renamed_keywords
 from statcore.network import _kernels
 from statcore.network.graph import to_networkx
+from statcore.validation import check_random_state
 
 # the envelope pays off while its expected proposals stay below this share of all pairs
 ENVELOPE_SHARE = 0.05

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from statcore._validation import check_positive, check_positive_int, check_random_state
 from statcore.network.sampling import sample_edges
+from statcore.validation import check_positive, check_positive_int, check_random_state
 
 
 def sparse_latent_design(n: int = 500, dim: int = 2, sparse_level: float = 0.4, random_state=None):

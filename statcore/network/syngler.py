@@ -9,15 +9,8 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore._compat import renamed_keywords
-from statcore._validation import (
-    check_option,
-    check_positive,
-    check_positive_int,
-    check_random_state,
-    describe,
-)
 from statcore.base import Estimator
+from statcore.compat import renamed_keywords
 from statcore.network.diffusion import (
     ForestDiffusion,
     ForestDiffusionResults,
@@ -29,6 +22,13 @@ from statcore.network.latent import LatentSpaceModel
 from statcore.network.latent_results import LatentSpaceResults, _plot_positions
 from statcore.network.sampling import sample_edge_arrays
 from statcore.results import Results, Summary
+from statcore.validation import (
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+    describe,
+)
 
 # "diffusion" is SyNG-D, the paper's name: the VP diffusion the authors run
 GENERATORS = ("resample", "kde", "diffusion", "diffusion-vp", "flow")

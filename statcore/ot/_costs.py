@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from statcore._validation import as_float_array, check_callable, check_option
 from statcore.ot import _kernels
+from statcore.validation import as_float_array, check_callable, check_option
 
 #: largest number of cost entries a block of rows may hold (8 MiB of float64)
 BLOCK_ENTRIES = 1 << 20

@@ -25,17 +25,17 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore._validation import (
+from statcore.ot import _kernels
+from statcore.ot.solver import check_solver_options
+from statcore.results import IterationRecord, Results
+from statcore.results.plotting import get_ax, plot_matrix
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive,
     check_weights,
     describe,
 )
-from statcore.ot import _kernels
-from statcore.ot.solver import check_solver_options
-from statcore.results import IterationRecord, Results
-from statcore.results._plotting import get_ax, plot_matrix
 
 __all__ = ["BoxSinkhornResult", "check_box", "sinkhorn_box", "solve_box"]
 

@@ -32,15 +32,15 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore._validation import (
+from statcore.results import IterationRecord, Results
+from statcore.results.plotting import get_ax
+from statcore.validation import (
     as_float_array,
     check_positive,
     check_positive_int,
     check_scalar,
     check_weights,
 )
-from statcore.results import IterationRecord, Results
-from statcore.results._plotting import get_ax
 
 #: A covariance whose asymmetry exceeds this share of its largest entry is refused rather than
 #: symmetrised: rounding in an estimator leaves ~1e-16 relative, a transposed or wrong matrix

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from statcore.results import Results
-from statcore.results._plotting import plot_matrix
+from statcore.results.plotting import plot_matrix
 
 
 def _plot_plan(results, ax=None, **kwargs):

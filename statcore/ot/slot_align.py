@@ -31,16 +31,8 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore._compat import import_optional
-from statcore._validation import (
-    as_float_array,
-    check_positive,
-    check_positive_int,
-    check_random_state,
-    check_scalar,
-    describe,
-)
 from statcore.base import Estimator
+from statcore.compat import import_optional
 from statcore.distributed import borrowed_backend
 from statcore.ot.bures import (
     BuresBarycenterResult,
@@ -51,7 +43,15 @@ from statcore.ot.bures import (
     gaussian_w2,
 )
 from statcore.results import Results
-from statcore.results._plotting import get_ax
+from statcore.results.plotting import get_ax
+from statcore.validation import (
+    as_float_array,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+    check_scalar,
+    describe,
+)
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from statcore._validation import (
+from statcore.ot._costs import DenseCost, as_points, point_cost
+from statcore.ot.results import SinkhornDivergenceResult, SinkhornResult
+from statcore.results import IterationRecord
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive,
@@ -28,9 +31,6 @@ from statcore._validation import (
     check_weights,
     describe,
 )
-from statcore.ot._costs import DenseCost, as_points, point_cost
-from statcore.ot.results import SinkhornDivergenceResult, SinkhornResult
-from statcore.results import IterationRecord
 
 __all__ = [
     "as_points",

@@ -19,14 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from statcore._compat import import_optional
-from statcore._validation import (
-    as_float_array,
-    check_positive,
-    check_positive_int,
-    check_random_state,
-)
 from statcore.base import Estimator
+from statcore.compat import import_optional
 from statcore.outliers import _kernels as _K
 from statcore.outliers._scores import (
     META_FEATURES,
@@ -38,6 +32,12 @@ from statcore.outliers._scores import (
 )
 from statcore.outliers.pool import DetectorPool, detector_family, score_pool
 from statcore.results import Results
+from statcore.validation import (
+    as_float_array,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
 
 __all__ = ["LODOResults", "MetaEns", "MetaEnsFit", "MetaEnsSelection", "discounted_greedy"]
 
@@ -567,7 +567,7 @@ class MetaEns(Estimator):
         reproduce at this scale. The authors' leak changes the pick on 6 of 28 tables and
         MetaEns's mean AP by -0.001 (paired 95% t interval [-0.006, 0.003]).
         """
-        from statcore._progress import progress as bar
+        from statcore.progress import progress as bar
 
         tables = self._tables(meta_datasets)
         rng = check_random_state(random_state)

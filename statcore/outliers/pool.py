@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from statcore._compat import import_optional
-from statcore._validation import as_float_array, check_random_state
+from statcore.compat import import_optional
+from statcore.validation import as_float_array, check_random_state
 
 __all__ = ["DetectorPool", "detector_family", "score_pool"]
 

@@ -7,14 +7,14 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from statcore._validation import (
+from statcore.quantized.mixing import MIXING_BOUNDS, mixing_bounds
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive,
     check_scalar,
     describe,
 )
-from statcore.quantized.mixing import MIXING_BOUNDS, mixing_bounds
 
 #: how the covariance of the estimates is obtained (``fit(cov_type=...)``)
 COV_TYPES = ("louis", "hessian", "bootstrap")

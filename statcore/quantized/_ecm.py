@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from statcore._progress import progress as progress_bar
+from statcore.progress import progress as progress_bar
 from statcore.quantized import _kernels
 from statcore.quantized._common import free_vcov
 from statcore.quantized.mixing import MIXING_PARAMS, mixing_cm_step, mixing_logpdf, mixing_nodes

@@ -29,14 +29,6 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore._validation import (
-    as_float_array,
-    check_option,
-    check_positive,
-    check_positive_int,
-    check_random_state,
-    describe,
-)
 from statcore.base import Estimator
 from statcore.quantized import _ecm
 from statcore.quantized._common import IdentifiabilityWarning, check_start
@@ -51,7 +43,15 @@ from statcore.quantized.structured import (
     structured_estep,
     structured_loglik,
 )
-from statcore.results._plotting import get_ax
+from statcore.results.plotting import get_ax
+from statcore.validation import (
+    as_float_array,
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+    describe,
+)
 
 # --- results -----------------------------------------------------------------------------------
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from statcore._validation import check_option
 from statcore.quantized._common import MEAN_OPTIONS
 from statcore.quantized.model import QuantizedNVMM
 from statcore.quantized.quantizer import check_quantizer
+from statcore.validation import check_option
 
 
 class QuantizedCovariance(QuantizedNVMM):

@@ -8,16 +8,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from statcore._compat import renamed_keywords
-from statcore._validation import (
-    as_float_array,
-    check_n_rows,
-    check_option,
-    check_positive,
-    check_positive_int,
-    check_random_state,
-)
 from statcore.base import Estimator
+from statcore.compat import renamed_keywords
 from statcore.quantized import _boxes, _ecm
 from statcore.quantized._common import (
     BOOTSTRAP_TOL,
@@ -37,6 +29,14 @@ from statcore.quantized.mixing import FAMILIES, MIXING_PARAMS, MIXING_START, SKE
 from statcore.quantized.quantizer import check_quantizer, midpoint_impute
 from statcore.quantized.results import QuantizedNVMMResults
 from statcore.results import ResamplingResult
+from statcore.validation import (
+    as_float_array,
+    check_n_rows,
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
 
 # --- the model ----------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from statcore._validation import (
+from statcore.validation import (
     as_float_array,
     check_positive,
     check_positive_int,

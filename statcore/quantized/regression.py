@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from statcore._compat import renamed_keywords
-from statcore._validation import check_design, check_option, check_positive, check_positive_int
 from statcore.base import Model
+from statcore.compat import renamed_keywords
 from statcore.formula import Design
 from statcore.quantized import _ecm
 from statcore.quantized._common import (
@@ -21,6 +20,7 @@ from statcore.quantized._common import (
 from statcore.quantized.mixing import FAMILIES, MIXING_PARAMS, MIXING_START, SKEWED
 from statcore.quantized.quantizer import check_quantizer, midpoint_impute
 from statcore.quantized.results import QuantizedRegressionResults
+from statcore.validation import check_design, check_option, check_positive, check_positive_int
 
 
 class QuantizedRegression(Model):

@@ -20,7 +20,7 @@ from statcore.quantized._common import fixed_note
 from statcore.quantized.mixing import MIXING_PARAMS, gig_params, mixing_nodes
 from statcore.quantized.quantizer import midpoint_impute
 from statcore.results import LikelihoodResults
-from statcore.results._plotting import get_ax, plot_coefficients
+from statcore.results.plotting import get_ax, plot_coefficients
 
 
 def plot_history(results, ax=None, **kwargs):

@@ -34,19 +34,9 @@ import numpy as np
 import pandas as pd
 from scipy.sparse.linalg import svds
 
-from statcore._compat import renamed_attribute, renamed_keywords, renamed_method
-from statcore._progress import progress as progress_bar
-from statcore._validation import (
-    as_float_array,
-    check_option,
-    check_positive,
-    check_positive_int,
-    check_probability,
-    check_random_state,
-    check_scalar,
-    describe,
-)
 from statcore.base import Estimator
+from statcore.compat import renamed_attribute, renamed_keywords, renamed_method
+from statcore.progress import progress as progress_bar
 from statcore.quantized import _ecm
 from statcore.quantized._common import IdentifiabilityWarning, check_start
 from statcore.quantized.mixing import MIXING_START
@@ -60,8 +50,18 @@ from statcore.quantized.structured import (
     structured_estep,
     structured_loglik,
 )
-from statcore.results._plotting import get_ax
+from statcore.results.plotting import get_ax
 from statcore.results.summary import Summary
+from statcore.validation import (
+    as_float_array,
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_probability,
+    check_random_state,
+    check_scalar,
+    describe,
+)
 
 #: most monotone-FISTA steps for x per E-step
 FISTA_STEPS = 200

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from statcore._validation import (
+from statcore.quantized.mixing import FAMILIES, gig_params
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive,
@@ -13,7 +14,6 @@ from statcore._validation import (
     check_random_state,
     check_scalar,
 )
-from statcore.quantized.mixing import FAMILIES, gig_params
 
 #: the families ``rnvmm`` draws from
 RNVMM_FAMILIES = FAMILIES

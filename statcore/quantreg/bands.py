@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from statcore._validation import check_alpha, check_option, check_positive_int, check_random_state
-from statcore.results._plotting import term_axes
+from statcore.results.plotting import term_axes
+from statcore.validation import check_alpha, check_option, check_positive_int, check_random_state
 
 BAND_KINDS = ("uniform", "pointwise")
 BAND_SCOPES = ("term", "all")

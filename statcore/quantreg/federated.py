@@ -16,15 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from statcore._compat import renamed_keywords
-from statcore._validation import as_float_array, check_levels, check_option, describe
 from statcore.base import Estimator
+from statcore.compat import renamed_keywords
 from statcore.distributed import borrowed_backend
 from statcore.formula import INTERCEPT, capture_context, design_from_arrays, design_from_formula
 from statcore.quantreg import _inference as inf
 from statcore.quantreg.model import COV_NAMES, METHODS, QuantReg
 from statcore.quantreg.results import FederatedQuantRegResults
 from statcore.results import IterationRecord
+from statcore.validation import as_float_array, check_levels, check_option, describe
 
 SCHEMES = ("optimal", "equal", "size", "diagonal")
 SCHEME_NAMES = {

@@ -40,7 +40,6 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import block_diag
 
-from statcore._validation import as_float_array, check_option
 from statcore.quantreg.bands import (
     DEFAULT_DRAWS,
     QuantileProcessMixin,
@@ -49,6 +48,7 @@ from statcore.quantreg.bands import (
     process_band,
 )
 from statcore.quantreg.bands import rearrange as _monotone
+from statcore.validation import as_float_array, check_option
 
 INTERCEPT = "Intercept"
 

@@ -5,8 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from statcore import _progress
-from statcore._validation import (
+from statcore.base import Model
+from statcore.progress import progress as progress_bar
+from statcore.quantreg import _inference as inf
+from statcore.quantreg._kernels import check_loss
+from statcore.quantreg._solvers import DEFAULT_MAXITER, DEFAULT_TOL, pfn_subsample_size, solve
+from statcore.quantreg.results import QuantRegResults
+from statcore.results import IterationRecord, ResamplingResult
+from statcore.validation import (
     check_design,
     check_levels,
     check_option,
@@ -14,12 +20,6 @@ from statcore._validation import (
     check_positive_int,
     check_random_state,
 )
-from statcore.base import Model
-from statcore.quantreg import _inference as inf
-from statcore.quantreg._kernels import check_loss
-from statcore.quantreg._solvers import DEFAULT_MAXITER, DEFAULT_TOL, pfn_subsample_size, solve
-from statcore.quantreg.results import QuantRegResults
-from statcore.results import IterationRecord, ResamplingResult
 
 METHODS = ("auto", "fn", "pfn", "conquer", "highs")
 COV_TYPES = ("rank", "kernel", "iid", "nid", "bootstrap")
@@ -301,7 +301,7 @@ class QuantReg(Model):
         n, p = X.shape
         draws = rng.integers(0, n, size=(n_resamples, n))
         replicates = np.full((n_resamples, len(self.q) * p), np.nan)
-        bar = _progress.progress(draws, enabled=progress, desc="QuantReg bootstrap")
+        bar = progress_bar(draws, enabled=progress, desc="QuantReg bootstrap")
         for b, rows in enumerate(bar):
             Xb, yb = np.ascontiguousarray(X[rows]), np.ascontiguousarray(y[rows])
             if np.linalg.matrix_rank(Xb) < p:

@@ -8,11 +8,11 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore._validation import check_alpha
 from statcore.quantreg.bands import QuantileProcessMixin, plot_band
 from statcore.quantreg.generalization import FederatedProcessMixin
 from statcore.results import EstimationResults, TestResult
-from statcore.results._plotting import get_ax, plot_coefficients, term_axes
+from statcore.results.plotting import get_ax, plot_coefficients, term_axes
+from statcore.validation import check_alpha
 
 
 def plot_quantile_process(results, ax=None, alpha=0.05, terms=None, **kwargs):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from statcore._validation import check_positive_int, check_random_state, check_scalar
+from statcore.validation import check_positive_int, check_random_state, check_scalar
 
 
 @dataclass(frozen=True)

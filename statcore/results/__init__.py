@@ -37,14 +37,14 @@ Arguments (constructors and ``fit()`` options) use the same words everywhere:
 ``n_resamples``        bootstrap / permutation draws
 ``weights``            observation weights only; an aggregation rule is a ``scheme``
 ``penalty``            a regularisation strength (or a path of them); not ``lam``
-``progress``           show a tqdm bar (``statcore._progress.progress``); a schedule mode is a
+``progress``           show a tqdm bar (``statcore.progress.progress``); a schedule mode is a
                        ``schedule``
 ``backend``            where parallel work runs (``statcore.distributed.borrowed_backend``)
 ``level``              a quantile (or other fitted) level of a multi-level fit; a diffusion noise
                        level is a ``noise_level``
 =====================  ===========================================================================
 
-Old spellings are kept for one release by ``statcore._compat.renamed_keywords`` /
+Old spellings are kept for one release by ``statcore.compat.renamed_keywords`` /
 ``renamed_method`` and warn ``FutureWarning``.
 
 This package imports only numpy, scipy and pandas (matplotlib when a plot is drawn; the

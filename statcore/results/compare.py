@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from statcore._validation import check_option
 from statcore.results._format import format_level, format_number, format_pvalue
 from statcore.results.estimation import EstimationResults
 from statcore.results.summary import Summary
+from statcore.validation import check_option
 
 SHOW = ("std_error", "statistic", "p_value", "conf_int")
 _STARS = ((0.001, "***"), (0.01, "**"), (0.05, "*"), (0.1, "."))

@@ -12,13 +12,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from statcore._validation import check_alpha, check_option
 from statcore.results._format import format_level, format_number
-from statcore.results._plotting import plot_coefficients
 from statcore.results.base import Results
+from statcore.results.plotting import plot_coefficients
 from statcore.results.resampling import CI_METHODS, ResamplingResult
 from statcore.results.summary import Summary
 from statcore.results.testing import TestResult
+from statcore.validation import check_alpha, check_option
 
 INFERENCE = ("normal", "t", "bootstrap")
 #: ``predict(which=...)``: the response scale (statsmodels' "mean") or the linear predictor.

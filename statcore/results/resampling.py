@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from statcore._validation import check_alpha, check_option, check_positive_int, check_random_state
-from statcore.results._plotting import plot_histogram
 from statcore.results.base import Results
+from statcore.results.plotting import plot_histogram
 from statcore.results.summary import Summary
+from statcore.validation import check_alpha, check_option, check_positive_int, check_random_state
 
 CI_METHODS = ("percentile", "basic", "normal", "bca")
 

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from statcore._validation import check_alpha, check_alternative
 from statcore.exceptions import NotApplicableWarning
 from statcore.results._format import format_number, format_pvalue
-from statcore.results._plotting import get_ax, plot_histogram
 from statcore.results.base import Results
+from statcore.results.plotting import get_ax, plot_histogram
 from statcore.results.summary import Summary
+from statcore.validation import check_alpha, check_alternative
 
 
 def _plot_null(results, ax=None, **kwargs):

@@ -30,13 +30,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from statcore._validation import (
+from statcore.results import IterationRecord
+from statcore.validation import (
     as_float_array,
     check_penalty,
     check_positive,
     check_positive_int,
 )
-from statcore.results import IterationRecord
 
 #: relative tolerance of the fixed point ``lambda = kappa (1 - gamma tr[S G] / p)``
 KAPPA_TOL = 1e-12

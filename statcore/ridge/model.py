@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from statcore._validation import as_float_array, check_option, check_penalty, check_positive
 from statcore.base import Model
 from statcore.formula import INTERCEPT
 from statcore.ridge.results import SelfDistilledRidgeResults
+from statcore.validation import as_float_array, check_option, check_penalty, check_positive
 
 XI_METHODS = ("cross_gcv", "paper")
 

@@ -8,10 +8,10 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore._validation import as_float_array
 from statcore.formula import INTERCEPT
 from statcore.results import EstimationResults
-from statcore.results._plotting import get_ax
+from statcore.results.plotting import get_ax
+from statcore.validation import as_float_array
 
 
 def _risk_columns(curve: pd.DataFrame) -> tuple[str, str, str]:

@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from statcore._validation import (
+from statcore.ridge.asymptotics import asymptotic_risk
+from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,
     check_random_state,
     check_scalar,
 )
-from statcore.ridge.asymptotics import asymptotic_risk
 
 COVARIANCES = ("ar1", "spiked", "identity")
 SIGNALS = ("top_aligned", "bottom_aligned", "isotropic")

@@ -39,18 +39,18 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.cluster import spatial as K
+from statcore.results import Results, Summary
+from statcore.results._format import format_number
+from statcore.select import _kernels as SK
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive,
     check_random_state,
     check_scalar,
 )
-from statcore.base import Estimator
-from statcore.cluster import spatial as K
-from statcore.results import Results, Summary
-from statcore.results._format import format_number
-from statcore.select import _kernels as SK
 
 METRICS = ("cosine", "euclidean")
 METHODS = ("process_aware", "facility_location", "graph_cut", "vote_k", "k_center", "random")
@@ -539,7 +539,7 @@ def _projection(U: np.ndarray) -> np.ndarray:
 def _plot_map(res, ax=None, **kwargs):
     """The pool on its first two principal axes, the picks numbered in selection order;
     peripheral points ringed."""
-    from statcore.results._plotting import get_ax
+    from statcore.results.plotting import get_ax
 
     ax = get_ax(ax)
     xy = res.projection
@@ -581,7 +581,7 @@ def _plot_map(res, ax=None, **kwargs):
 def _plot_gains(res, ax=None, **kwargs):
     """Each step's gain and, where the method has them, its two parts (representativeness,
     subtracted redundancy)."""
-    from statcore.results._plotting import get_ax
+    from statcore.results.plotting import get_ax
 
     ax = get_ax(ax)
     steps = np.arange(1, res.budget + 1)

@@ -19,14 +19,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from statcore._validation import (
-    as_float_array,
-    check_option,
-    check_positive,
-    check_positive_int,
-    check_random_state,
-    check_weights,
-)
 from statcore.base import Estimator
 from statcore.distributed import borrowed_backend
 from statcore.formula import INTERCEPT, capture_context, design_from_formula
@@ -43,6 +35,14 @@ from statcore.ot.solver import (
 )
 from statcore.results import IterationRecord, ResamplingResult
 from statcore.shift.results import DataShiftsResults
+from statcore.validation import (
+    as_float_array,
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+    check_weights,
+)
 
 Y_METRICS = ("euclidean", "sqeuclidean", "cityblock", "chebyshev", "hamming")
 TERMS = ["covariate_shift", "concept_shift"]

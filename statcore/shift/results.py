@@ -9,10 +9,10 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore._validation import as_float_array, check_option, check_positive, describe
 from statcore.ot.costs import plan_gradient_directions
 from statcore.results import EstimationResults, ResamplingResult
-from statcore.results._plotting import get_ax
+from statcore.results.plotting import get_ax
+from statcore.validation import as_float_array, check_option, check_positive, describe
 
 BOUND_TERMS = ["source_error", "covariate_term", "concept_term", "bound"]
 

@@ -25,7 +25,11 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, stats
 
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.distributed import borrowed_backend
+from statcore.results import IterationRecord, Results
+from statcore.results.plotting import get_ax
+from statcore.validation import (
     as_float_array,
     check_callable,
     check_option,
@@ -35,10 +39,6 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.base import Estimator
-from statcore.distributed import borrowed_backend
-from statcore.results import IterationRecord, Results
-from statcore.results._plotting import get_ax
 
 REFERENCE = (
     "Yarotsky, D., Golikov, E. and Gusev, Y. (2026). Gradient flow through diagram expansions: "

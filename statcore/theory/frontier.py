@@ -29,7 +29,11 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.results import IterationRecord, ResamplingResult, Results
+from statcore.results.plotting import get_ax
+from statcore.theory import _frontier_kernels as _K
+from statcore.validation import (
     as_float_array,
     check_option,
     check_positive_int,
@@ -37,10 +41,6 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.base import Estimator
-from statcore.results import IterationRecord, ResamplingResult, Results
-from statcore.results._plotting import get_ax
-from statcore.theory import _frontier_kernels as _K
 
 REFERENCE = (
     "Yang, F., Di Gennaro, F., So, G. and Wegel, T. (2026). Hedging on the frontier: learning "

@@ -50,7 +50,10 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, special, stats
 
-from statcore._validation import (
+from statcore.base import Estimator
+from statcore.results import Results
+from statcore.results.plotting import get_ax, panel_axes
+from statcore.validation import (
     as_float_array,
     check_alpha,
     check_option,
@@ -59,9 +62,6 @@ from statcore._validation import (
     check_scalar,
     describe,
 )
-from statcore.base import Estimator
-from statcore.results import Results
-from statcore.results._plotting import get_ax, panel_axes
 
 REFERENCE = (
     "Theoretical Guarantees for One-Shot Magnitude Pruning and Compute-Adaptive Early Exit. "

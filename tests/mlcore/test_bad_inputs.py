@@ -814,9 +814,9 @@ CASES = [
     ("seed_everything", lambda: seed_everything(-1), ValueError, "`seed` must lie in"),
     (
         "torch_generator",
-        lambda: torch_generator(np.random.default_rng(0)),
+        lambda: torch_generator(0.5),
         TypeError,
-        "`random_state` must be None, a non-negative int or a torch.Generator",
+        "`random_state` must be None, a non-negative int, a numpy Generator or a torch.Generator",
     ),
 ]
 

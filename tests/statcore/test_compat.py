@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from statcore._compat import import_geomstats, import_optional
+from statcore.compat import import_geomstats, import_optional
 
 
 def test_geomstats_imports_through_the_shim():

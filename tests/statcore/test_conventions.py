@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from statcore._compat import renamed_keywords, renamed_method
-from statcore._progress import progress
 from statcore.base import Estimator
+from statcore.compat import renamed_keywords, renamed_method
 from statcore.distributed import SerialBackend, ThreadBackend, borrowed_backend
 from statcore.exceptions import ConvergenceWarning
+from statcore.progress import progress
 from statcore.results import IterationRecord, Results
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from statcore import _validation as v
+from statcore import validation as v
 
 
 def test_as_float_array_returns_float_copy():

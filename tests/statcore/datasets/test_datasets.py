@@ -211,7 +211,7 @@ def test_connectomes_agree_with_geomstats_and_are_correlation_matrices():
     # full correlation matrices: every one positive definite (smallest eigenvalue 0.006)
     assert np.linalg.eigvalsh(mats).min() > 0
     assert frame["schizophrenia"].value_counts().to_dict() == {0: 46, 1: 40}
-    from statcore._compat import import_geomstats
+    from statcore.compat import import_geomstats
 
     try:
         import_geomstats()

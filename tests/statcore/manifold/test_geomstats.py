@@ -1,10 +1,10 @@
-"""Agreement with geomstats 2.8 (imported only through statcore._compat.import_geomstats)."""
+"""Agreement with geomstats 2.8 (imported only through statcore.compat.import_geomstats)."""
 
 import numpy as np
 import pytest
 from _manifold_helpers import concentrated_sample
 
-from statcore._compat import import_geomstats
+from statcore.compat import import_geomstats
 from statcore.manifold import SPD, Hyperbolic, Sphere, frechet_mean, from_geomstats, mmdd
 
 import_geomstats()

@@ -79,7 +79,7 @@ def test_maps_reject_points_off_the_manifold_and_non_tangent_vectors(case):
 
 
 def test_geomstats_adapter_checks_through_geomstats():
-    from statcore._compat import import_geomstats
+    from statcore.compat import import_geomstats
 
     import_geomstats()
     from geomstats.geometry.hypersphere import Hypersphere

@@ -20,7 +20,7 @@ from statcore.results import (
     TestResult,
     compare,
 )
-from statcore.results._plotting import plot_coefficients
+from statcore.results.plotting import plot_coefficients
 
 matplotlib.use("Agg")
 

@@ -1,7 +1,13 @@
-"""Every input check of statcore and mlcore, and its message.
+"""Input checks: the public face of every check statcore and mlcore make, and their messages.
 
 Each check names the argument, says what was expected and shows what came. Array checks return
-float64 C-contiguous *copies*, so nothing the user passed in is ever modified.
+float64 C-contiguous *copies*, so nothing the user passed in is ever modified. mlcore and code
+that extends either package use these checks, so that one wrong input reads the same everywhere::
+
+    from statcore.validation import check_positive_int, check_random_state
+
+    n_steps = check_positive_int(n_steps, name="n_steps")
+    rng = check_random_state(random_state)  # None, an int, a SeedSequence or a Generator
 """
 
 from __future__ import annotations
@@ -324,3 +330,26 @@ def as_class_labels(labels, *, name: str, n: int | None = None) -> np.ndarray:
         bad = values[values != np.round(values)][0]
         raise ValueError(f"`{name}` must hold integer class labels; got the value {bad!r}")
     return values.astype(np.int64)
+
+
+__all__ = [
+    "ALTERNATIVES",
+    "as_class_labels",
+    "as_float_array",
+    "check_alpha",
+    "check_alternative",
+    "check_callable",
+    "check_design",
+    "check_levels",
+    "check_n_rows",
+    "check_option",
+    "check_penalty",
+    "check_positive",
+    "check_positive_int",
+    "check_probability",
+    "check_random_state",
+    "check_same_length",
+    "check_scalar",
+    "check_weights",
+    "describe",
+]

@@ -1,4 +1,4 @@
-"""The Student-t interval of a mean over replicates (seeds, splits, data sets)."""
+"""Intervals over replicates: the Student-t interval of a mean over seeds, splits or data sets."""
 
 from __future__ import annotations
 
@@ -19,3 +19,8 @@ def mean_t_interval(values, alpha: float = 0.05) -> tuple[float, float, float, f
     se = float(values.std(ddof=1) / np.sqrt(values.size))
     half = float(stats.t.ppf(1 - alpha / 2, values.size - 1)) * se
     return mean, se, mean - half, mean + half
+
+
+__all__ = [
+    "mean_t_interval",
+]

@@ -1,8 +1,9 @@
-"""Lazy matplotlib: ``statcore.results`` never imports it until a plot is asked for.
+"""Plotting helpers shared by every results object of statcore and mlcore (matplotlib, lazily).
 
-The shared plotting helpers: a fresh Axes, a grid of panels (one per term, so that an intercept
-of 1,000 and a slope of 0.5 are each read on their own scale), coefficient plots, histograms of
-draws, a matrix image with a colour bar, and a legend placed beside the data.
+``statcore.results`` never imports matplotlib until a plot is asked for. The helpers: a fresh
+Axes (:func:`get_ax`), a grid of panels (:func:`panel_axes`, :func:`term_axes`: one per term, so
+that an intercept of 1,000 and a slope of 0.5 are each read on their own scale), coefficient plots,
+histograms of draws, a matrix image with a colour bar, and a legend placed beside the data.
 """
 
 from __future__ import annotations
@@ -209,3 +210,15 @@ def plot_matrix(
     if title:
         ax.set_title(title)
     return ax
+
+
+__all__ = [
+    "MAX_PANELS",
+    "get_ax",
+    "legend_beside",
+    "panel_axes",
+    "plot_coefficients",
+    "plot_histogram",
+    "plot_matrix",
+    "term_axes",
+]

@@ -1,4 +1,4 @@
-"""The one door to tqdm: every ``progress=`` argument of statcore and mlcore goes through here.
+"""Progress bars: the one door to tqdm, behind every ``progress=`` argument of statcore and mlcore.
 
 tqdm is imported only when a bar is shown, and ``tqdm.auto`` picks the notebook widget in Jupyter
 and the text bar elsewhere.
@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from statcore._validation import describe
+from statcore.validation import describe
 
 
 class _NoBar:
@@ -70,3 +70,8 @@ def progress(iterable_or_total: Iterable | int, *, enabled: bool = True, desc: s
     from tqdm.auto import tqdm
 
     return tqdm(iterable, total=total, desc=desc)
+
+
+__all__ = [
+    "progress",
+]

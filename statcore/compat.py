@@ -1,4 +1,9 @@
-"""Compatibility: optional imports (with their shims), old spellings kept for one release."""
+"""Compatibility: optional imports (with their shims) and old spellings kept for one release.
+
+:func:`import_optional` is the one door to an optional dependency (its ImportError names the
+extra to install); :func:`renamed_keywords`, :func:`renamed_method` and :func:`renamed_attribute`
+keep a renamed argument, method or attribute working for one release with a ``FutureWarning``.
+"""
 
 from __future__ import annotations
 
@@ -98,3 +103,12 @@ def renamed_attribute(old: str, new: str) -> property:
         return getattr(self, new)
 
     return property(get, doc=f"Old name of ``{new}`` (warns ``FutureWarning``).")
+
+
+__all__ = [
+    "import_geomstats",
+    "import_optional",
+    "renamed_attribute",
+    "renamed_keywords",
+    "renamed_method",
+]
