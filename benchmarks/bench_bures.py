@@ -1,4 +1,4 @@
-"""Bures-Wasserstein barycenter of 50 Gaussians in d = 512 beside POT's fixed point.
+"""Bures-Wasserstein barycentre of 50 Gaussians in d = 512 beside POT's fixed point.
 
 Both sides stop at the same tolerance on the same criterion, the Frobenius norm of the
 fixed-point residual ``S - sum_k w_k (S^{1/2} C_k S^{1/2})^{1/2}`` (POT's ``diff`` between
@@ -22,7 +22,7 @@ import time
 import numpy as np
 import ot
 
-from statcore.ot.bures import bures_wasserstein_barycenter
+from statcore.ot.bures import bures_wasserstein_barycentre
 
 K, D, POT_EPS = 50, 512, 1e-7
 _data = {}
@@ -45,7 +45,7 @@ def setup():
 
 
 def ours():
-    return bures_wasserstein_barycenter(
+    return bures_wasserstein_barycentre(
         _data["means"], _data["covs"], _data["weights"], tol=_data["tol"]
     )
 
@@ -58,7 +58,7 @@ def pot():
 
 CASES = [
     {
-        "name": f"Bures-Wasserstein barycenter, K={K}, d={D}, POT eps={POT_EPS:g}",
+        "name": f"Bures-Wasserstein barycentre, K={K}, d={D}, POT eps={POT_EPS:g}",
         "setup": setup,
         "ours": ours,
         "anchor": pot,

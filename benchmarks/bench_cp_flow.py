@@ -15,7 +15,7 @@ machine thrashes on the solver's long stage vectors and penalises the batched si
 
 import numpy as np
 
-from statcore.theory.cp_flow import CPGradientFlow
+from statcore.theory import CPGradientFlow
 
 T_GRID = np.linspace(0.0, 1.0, 11)
 _flows = {}

@@ -10,7 +10,8 @@ sides return the same frontier before timing.
 
 import numpy as np
 
-from statcore.theory.frontier import _brute_force_mask, pareto_frontier
+from statcore.theory import pareto_frontier
+from statcore.theory.pareto_masks import _brute_force_mask
 
 _data = {}
 

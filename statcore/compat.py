@@ -1,14 +1,16 @@
 """Compatibility: optional imports (with their shims) and old spellings kept for one release.
 
 :func:`import_optional` is the one door to an optional dependency (its ImportError names the
-extra to install); :func:`renamed_keywords`, :func:`renamed_method` and :func:`renamed_attribute`
-keep a renamed argument, method or attribute working for one release with a ``FutureWarning``.
+extra to install); :func:`renamed_keywords`, :func:`renamed_method`, :func:`renamed_attribute`
+and :func:`renamed_names` keep a renamed argument, method, attribute or module-level name
+(function, class) working for one release with a ``FutureWarning``.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import sys
 import warnings
 
 import numpy as np
@@ -105,10 +107,47 @@ def renamed_attribute(old: str, new: str) -> property:
     return property(get, doc=f"Old name of ``{new}`` (warns ``FutureWarning``).")
 
 
+def renamed_names(module: str, renames: dict[str, str]):
+    """A module ``__getattr__`` serving each old name of ``renames`` as its new one, with a
+    ``FutureWarning``, for one release.
+
+    In the module: ``__getattr__ = renamed_names(__name__, {"old_name": "new_name"})``. Python
+    calls it only for names the module does not define (PEP 562), so ``from module import
+    old_name`` and ``module.old_name`` both warn and return the new object.
+
+    Parameters
+    ----------
+    module : str
+        The module's ``__name__``.
+    renames : dict of str to str
+        Old name -> new name.
+
+    Returns
+    -------
+    callable
+        The module's ``__getattr__``.
+    """
+
+    def __getattr__(name: str):
+        if name not in renames:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        new = renames[name]
+        warnings.warn(
+            f"{module}.{name} is now {module}.{new}; the old name will be removed in the next "
+            "release",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return getattr(sys.modules[module], new)
+
+    return __getattr__
+
+
 __all__ = [
     "import_geomstats",
     "import_optional",
     "renamed_attribute",
     "renamed_keywords",
     "renamed_method",
+    "renamed_names",
 ]

@@ -142,7 +142,7 @@ def test_mlcore_reaches_statcore_only_through_public_modules():
         private = sorted({t for t in _imports(path) if _private_statcore_module(t)})
         if private:
             offenders[str(path.relative_to(ROOT))] = private
-    assert offenders == {}
+    assert not offenders, offenders
 
 
 @pytest.mark.parametrize("path", list(_source_files()), ids=lambda p: str(p.relative_to(ROOT)))
@@ -163,7 +163,7 @@ def test_docstrings_cite_papers_not_notes_outside_the_repository():
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if NOTE_CITATIONS.search(line)
     ]
-    assert offenders == []
+    assert not offenders, "\n".join(map(str, offenders))
 
 
 def _public_modules():
@@ -187,10 +187,16 @@ def _public_classes_with_fit():
                 and obj.__module__.split(".")[0] in PACKAGES
                 and not any(p.startswith("_") for p in obj.__module__.split("."))
                 and callable(getattr(obj, "fit", None))
-                and not issubclass(obj, torch.nn.Module)
+                and not _deprecated_module_fit(obj, torch)
             ):
                 seen[f"{obj.__module__}.{obj.__qualname__}"] = obj
     return seen
+
+
+def _deprecated_module_fit(cls, torch) -> bool:
+    """A torch module may keep a ``fit`` for one release only, as a shim that warns and hands
+    over to the estimator that now wraps the module."""
+    return issubclass(cls, torch.nn.Module) and "FutureWarning" in inspect.getsource(cls.fit)
 
 
 def test_every_public_class_with_a_fit_is_an_estimator():
@@ -200,7 +206,7 @@ def test_every_public_class_with_a_fit_is_an_estimator():
     # a control: the walk must see the estimators everyone knows are there
     assert "statcore.quantreg.model.QuantReg" in classes
     off_base = sorted(name for name, cls in classes.items() if not issubclass(cls, Estimator))
-    assert off_base == []
+    assert not off_base, "\n".join(off_base)
 
 
 def _fit_functions():
@@ -222,7 +228,7 @@ def test_no_fit_returns_self():
         and isinstance(node.value, ast.Name)
         and node.value.id == "self"
     ]
-    assert offenders == []
+    assert not offenders, "\n".join(map(str, offenders))
 
 
 def test_fit_options_are_recorded_by_the_base_not_by_hand():
@@ -236,4 +242,4 @@ def test_fit_options_are_recorded_by_the_base_not_by_hand():
             or getattr(node, "attr", None) == "fit_options"
         )
     ]
-    assert offenders == []
+    assert not offenders, "\n".join(map(str, offenders))

@@ -62,6 +62,10 @@ EXCLUDED = {
     "statcore.distributed.ThreadBackend": "takes a worker count",
     "statcore.distributed.borrowed_backend": "takes a backend or a worker count",
     "statcore.distributed.get_backend": "takes a backend name or a worker count",
+    "statcore.distributed.is_dask_client": "inspects an object's type only",
+    "statcore.distributed.is_dask_backend": "inspects a backend argument only",
+    "statcore.distributed.as_dask_array": "inspects an object's type only",
+    "statcore.distributed.compute_delayed": "maps a task over dask items (SLOTAlign's case)",
     # manifold classes take dimensions only; their methods are covered through the
     # per-manifold cases (exp, log, dist, Fréchet mean)
     "statcore.manifold.Manifold": "abstract base class",
@@ -1326,6 +1330,24 @@ def case_reaugment():
     return {"X": X, "Y": Y}, call
 
 
+@case("mlcore.inverse.LotteryPriorSolver", "mlcore.quant.SensitivityCalibrator")
+def case_lottery_prior_and_sensitivity():
+    torch = _torch()
+    from mlcore.inverse import LotteryPriorSolver
+    from mlcore.quant import SensitivityCalibrator, TinyTPLM, linear_ops
+
+    gen = torch.Generator().manual_seed(5)
+    inputs = {"y": torch.rand(8, 8, generator=gen), "ids": torch.randint(0, 8, (2, 6))}
+
+    def call(y, ids):
+        LotteryPriorSolver(n_seeds=1, steps=2, noise_sigma=0.1).fit(y, x_true=y, random_state=0)
+        model = TinyTPLM(8, d_model=8, n_heads=2, n_layers=1, d_ff=16)
+        ops = linear_ops(model, tokens=10, tp_size=2, **model.tp_plan())[:1]
+        SensitivityCalibrator(model, [ids], ops, bits=(16, 8)).fit()
+
+    return inputs, call
+
+
 @case("mlcore.active.grpo_advantages", "mlcore.active.grpo_loss", "mlcore.active.history_features")
 def case_sea2_grpo():
     torch = _torch()
@@ -1535,16 +1557,16 @@ def case_frontier():
 
 
 @case(
-    "statcore.ot.bures_wasserstein_barycenter",
+    "statcore.ot.bures_wasserstein_barycentre",
     "statcore.ot.bures_wasserstein_map",
     "statcore.ot.gaussian_w2",
     "statcore.ot.GaussianMap",
 )
 def case_bures():
-    from statcore.ot import bures_wasserstein_barycenter, bures_wasserstein_map, gaussian_w2
+    from statcore.ot import bures_wasserstein_barycentre, bures_wasserstein_map, gaussian_w2
 
     def call(means, covs, weights, points):
-        res = bures_wasserstein_barycenter(means, covs, weights)
+        res = bures_wasserstein_barycentre(means, covs, weights)
         res.summary()
         T = bures_wasserstein_map(means[0], covs[0], res.mean, res.covariance)
         T(points, 0.5)

@@ -84,7 +84,7 @@ for seed in range(20):
     draws.append(oracle[["teacher", "optimal_student", "xi_star"]].to_numpy())
 mc = np.mean(draws, axis=0)
 fine = np.geomspace(0.01, 30, 200)
-de = asymptotic_risk(fine, "optimal", 0.5, design.eigenvalues, design.signal, design.sigma2)
+de = asymptotic_risk(fine, "optimal", 0.5, design.eigenvalues, design.signal, design.noise_variance)
 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
 ax1.plot(fine, de.teacher, "C0", label="teacher (DE)")
@@ -119,7 +119,7 @@ print(f"largest relative gap, teacher: {gap:.3f}")
 # %%
 rows = []
 for gamma, lam in [(0.5, 2.0), (0.5, 0.05), (2.0, 0.1)]:
-    xi_star = optimal_xi(lam, gamma, design.eigenvalues, design.signal, design.sigma2)
+    xi_star = optimal_xi(lam, gamma, design.eigenvalues, design.signal, design.noise_variance)
     draws = {"cross_gcv": [], "paper": []}
     for seed in range(16):
         X, y = design.sample(int(200 / gamma), random_state=seed)

@@ -165,7 +165,7 @@ res.regimes("knn_purity", random_state=0).reversals
 # honestly: this is an association across datasets, not a causal effect.
 
 # %%
-audit = res.audit("raw", "standardized", coordinates=["silhouette", "knn_purity"])
+audit = res.attribute_gain("raw", "standardized", coordinates=["silhouette", "knn_purity"])
 audit.contributions()
 
 # %% [markdown]

@@ -14,7 +14,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from statcore.cluster.coreset import Coreset, resilience
+from statcore.cluster.coreset import Coreset
+from statcore.cluster.resilience import resilience
 from statcore.cluster.simulate import imbalanced_blobs
 
 # %% [markdown]

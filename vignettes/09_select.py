@@ -8,7 +8,7 @@
 # the examples already chosen; the penalty's weight grows as the selection proceeds. The
 # paper's constants were not available: the objective here is a **reconstruction** (see the
 # class docstring). Baselines run through the same call: facility location (exact greedy),
-# Sub-SA's graph cut, vote-k, k-center greedy and random.
+# Sub-SA's graph cut, vote-k, k-centre greedy and random.
 
 # %%
 import matplotlib.pyplot as plt
@@ -112,7 +112,7 @@ table[["method", "peripheral_share", "coverage_value", "nearest_mean", "nearest_
 
 # %%
 rows = []
-for method in ["process_aware", "facility_location", "graph_cut", "vote_k", "k_center", "random"]:
+for method in ["process_aware", "facility_location", "graph_cut", "vote_k", "k_centre", "random"]:
     picked = pool.loc[selector.select(12, method=method, random_state=0).selected, "topic"]
     rows.append(
         {

@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Gradient flow of CP tensor models: series, regimes and explicit solutions
 #
-# `statcore.theory.cp_flow` follows Yarotsky, Golikov and Gusev (2026, arXiv:2602.04548):
+# `statcore.theory`'s CP gradient-flow tools follow Yarotsky, Golikov and Gusev (2026,
+# arXiv:2602.04548):
 # gradient flow on a rank-`H` CP model `W = alpha sum_h u_h^(1) (x) ... (x) u_h^(nu)` of an
 # order-`nu` target `T`, loss `L = ||W - T||^2 / 2`, Gaussian initialisation of scale `sigma`.
 # The paper expands `L(t)` as a power series, reads learning regimes off its large-size limit and
@@ -14,7 +15,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from statcore.theory.cp_flow import CPGradientFlow
+from statcore.theory import CPGradientFlow
 
 # %% [markdown]
 # ## The regime map

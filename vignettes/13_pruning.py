@@ -1,7 +1,7 @@
 # %% [markdown]
 # # One-shot magnitude pruning and compute-adaptive early exit
 #
-# `statcore.theory.pruning` computes the predictions of *Theoretical Guarantees for One-Shot
+# `statcore.theory`'s pruning tools compute the predictions of *Theoretical Guarantees for One-Shot
 # Magnitude Pruning and Compute-Adaptive Early Exit* (ICML 2026) and runs the experiments
 # that check them. Only the paper's abstract could be read: the formulas below are statcore's
 # reconstruction (Gaussian inputs, unit-norm neurons, Gaussian weights unless said otherwise),
@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from statcore.theory.pruning import (
+from statcore.theory import (
     ConditionalPerceptron,
     MagnitudePruning,
     PrunedReLUNetwork,

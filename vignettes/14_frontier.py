@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Hedging on the frontier: learning a new task from few samples
 #
-# `statcore.theory.frontier` follows Yang, Di Gennaro, So and Wegel (2026, arXiv:2605.30997).
+# `statcore.theory`'s frontier tools follow Yang, Di Gennaro, So and Wegel (2026, arXiv:2605.30997).
 # Models have known risks on public benchmarks; a new task brings only `n` samples. Under
 # **weak monotonicity** (a model no worse on every benchmark is no worse on the new task), the
 # new task's best model is on the benchmarks' Pareto frontier, so a learner can prune the class
@@ -15,7 +15,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-from statcore.theory.frontier import FrontierDesign, FrontierSelector, pareto_cover, pareto_frontier
+from statcore.theory import FrontierDesign, FrontierSelector, pareto_cover, pareto_frontier
 
 # %% [markdown]
 # ## The design: 1,000 models, 40 on a curved frontier

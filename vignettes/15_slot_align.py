@@ -1,12 +1,12 @@
 # %% [markdown]
-# # SLOT-Align: one-shot federated alignment through Bures-Wasserstein barycenters
+# # SLOT-Align: one-shot federated alignment through Bures-Wasserstein barycentres
 #
 # In one-shot federated learning each client trains once on features of a frozen encoder and
 # the server averages the results. When clients come from different domains their feature
 # distributions differ and the average suffers. SLOT-Align (authors' code
 # `daniebera/SLOT-Align`) lets each client send only its mean, Ledoit-Wolf covariance and
 # sample count; the server returns the optimal affine map from the client's Gaussian to the
-# Bures-Wasserstein barycenter of all of them, and each client moves its features a share
+# Bures-Wasserstein barycentre of all of them, and each client moves its features a share
 # `tau` of the way along the W2 geodesic, `x -> (1 - tau) x + tau T_k(x)`.
 #
 # The paper's data (Office-Home, DomainNet, Digits through CLIP) are not available offline;
@@ -16,16 +16,16 @@
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-from sklearn.datasets import load_digits
 
-from statcore.ot.bures import bures_wasserstein_barycenter, bures_wasserstein_map, gaussian_w2
+from statcore.ot.bures import bures_wasserstein_barycentre, bures_wasserstein_map, gaussian_w2
+from statcore.ot.simulate import digits_domains
 from statcore.ot.slot_align import SLOTAlign, cosine_tau_schedule, federated_linear_probe
 
 # %% [markdown]
-# ## The barycenter and the partial maps in two dimensions
-# Three client Gaussians (thin ellipses, one standard deviation), their barycenter (black)
+# ## The barycentre and the partial maps in two dimensions
+# Three client Gaussians (thin ellipses, one standard deviation), their barycentre (black)
 # and where the partial map at `tau = 0.4` takes each client (dashed): 40 % of the way along
-# the geodesic, so W2 to the barycenter drops to 60 %.
+# the geodesic, so W2 to the barycentre drops to 60 %.
 
 # %%
 rng = np.random.default_rng(0)
@@ -35,7 +35,7 @@ for angle, (a, b) in zip((0.2, 1.2, 2.4), ((2.0, 0.3), (1.0, 0.5), (0.4, 1.5)), 
     R = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
     covs.append(R @ np.diag([a, b]) @ R.T)
 covs = np.array(covs)
-bar = bures_wasserstein_barycenter(means, covs, [0.5, 0.3, 0.2])
+bar = bures_wasserstein_barycentre(means, covs, [0.5, 0.3, 0.2])
 print(bar)
 
 
@@ -55,17 +55,17 @@ for k, color in enumerate(("C0", "C1", "C2")):
     full = gaussian_w2(means[k], covs[k], bar.mean, bar.covariance)
     left = gaussian_w2(m_tau, c_tau, bar.mean, bar.covariance)
     print(
-        f"client {k}: W2 to barycenter {full:.3f}, after tau = 0.4: {left:.3f} ({left / full:.2f})"
+        f"client {k}: W2 to barycentre {full:.3f}, after tau = 0.4: {left:.3f} ({left / full:.2f})"
     )
-ellipse(bar.mean, bar.covariance, color="black", linewidth=2, label="barycenter")
+ellipse(bar.mean, bar.covariance, color="black", linewidth=2, label="barycentre")
 plt.axis("equal")
 plt.legend()
-plt.title("Gaussians, barycenter, and partial maps at tau = 0.4")
+plt.title("Gaussians, barycentre, and partial maps at tau = 0.4")
 plt.show()
 
 # %% [markdown]
 # ## Convergence of the fixed point
-# The barycenter's covariance solves `S = sum_k w_k (S^{1/2} C_k S^{1/2})^{1/2}`. Iterating
+# The barycentre's covariance solves `S = sum_k w_k (S^{1/2} C_k S^{1/2})^{1/2}`. Iterating
 # that equation (POT's fixed point) converges linearly and slowly; the fixed point of
 # Alvarez-Esteban et al. (2016) used here reaches the same matrix in a handful of iterations.
 # Twenty clients in d = 40:
@@ -79,7 +79,7 @@ for _ in range(K):
     X = rng.normal(size=(2 * d, d)) @ mix.T
     many.append(X.T @ X / (2 * d) + 0.05 * np.eye(d))
 many = np.array(many)
-res = bures_wasserstein_barycenter(np.zeros((K, d)), many, tol=1e-12)
+res = bures_wasserstein_barycentre(np.zeros((K, d)), many, tol=1e-12)
 naive, S = [], np.mean(many, axis=0)
 for _ in range(200):
     vals, vecs = np.linalg.eigh(S)
@@ -106,34 +106,7 @@ print(f"{res.n_iter} iterations against {len(naive)}")
 
 
 # %%
-def digits_proxy(seed, n_domains=4, dim=32, alpha=0.5):
-    X, y = load_digits(return_X_y=True)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(X))
-    X, y = X[order] / 16.0, y[order]
-    W = rng.normal(size=(64, dim)) / 4.0
-    phase = rng.uniform(0, 2 * np.pi, size=dim)
-    keep_share = rng.dirichlet(np.full(n_domains, alpha), size=10).T
-    n_train = int(0.7 * len(X))
-    train, test = {}, {}
-    for k in range(n_domains):
-        gain, offset = rng.uniform(0.5, 1.5), rng.normal(scale=0.3, size=64)
-        Z = np.cos((gain * X + offset) @ W + phase)
-        A = np.eye(dim) + 0.4 * rng.normal(size=(dim, dim)) / np.sqrt(dim)
-        Z = Z @ A.T + rng.normal(size=dim)
-        ztr, ytr = Z[:n_train], y[:n_train]
-        kept = np.concatenate(
-            [
-                np.flatnonzero(ytr == c)[: int(keep_share[k, c] * np.sum(ytr == c))]
-                for c in range(10)
-            ]
-        )
-        train[f"domain{k}"] = (ztr[kept], ytr[kept])
-        test[f"domain{k}"] = (Z[n_train:], y[n_train:])
-    return train, test
-
-
-train, test = digits_proxy(0)
+train, test = digits_domains(random_state=0)
 align = SLOTAlign({name: xy[0] for name, xy in train.items()}).fit()
 align.tidy()
 
@@ -154,7 +127,7 @@ plt.show()
 taus = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
 scores, scheduled = [], []
 for seed in range(5):
-    train, test = digits_proxy(seed)
+    train, test = digits_domains(random_state=seed)
     align = SLOTAlign({name: xy[0] for name, xy in train.items()}).fit()
     probe = {"learning_rate": 0.2, "random_state": 0}
     scores.append(

@@ -12,8 +12,8 @@
 #    sensitivity per op measured on calibration data, and a global integer program that picks a
 #    precision per op under an accuracy budget.
 #
-# Only the paper's abstract was read: every formula below is a reconstruction (spec
-# mlcore_batch_a.md §1), marked "Fidelity: reconstruction" in the docstrings.
+# Only the paper's abstract was read: every formula below is a reconstruction, marked
+# "Fidelity: reconstruction" in the docstrings.
 
 # %%
 import matplotlib.pyplot as plt
@@ -44,7 +44,7 @@ torch.manual_seed(0)
 
 # %% [markdown]
 # ## The roofline, by hand
-# The spec's arithmetic check on abstract hardware (P16 = 1e14, P8 = 2e14 FLOP/s, 1 TB/s
+# An arithmetic check by hand on round-number hardware (P16 = 1e14, P8 = 2e14 FLOP/s, 1 TB/s
 # memory, 100 GB/s links, α = 5 µs, 8 ranks). A 4096³ prefill GEMM is compute-bound, a decode
 # GEMM (M = 1) memory-bound, and an int8 payload almost halves the all-reduce.
 

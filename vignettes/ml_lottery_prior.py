@@ -17,7 +17,7 @@
 # Only the abstract, project page and the lineage code (LotteryCodec, ZS-NCD) were read: the
 # objective with a forward operator, the density penalty, the rate weight's tie to the noise
 # level, the smaller entropy-model context and the plain ensemble average are reconstructions
-# (spec mlcore_batch_b.md §3; "Fidelity: reconstruction" in the docstrings). Images are 64 x 64
+# (marked "Fidelity: reconstruction" in the docstrings). Images are 64 x 64
 # crops of scikit-image's bundled images so that this runs in about a minute on one CPU core;
 # set `FULL = True` (a GPU helps) for 256 x 256 images, four seeds and longer fits.
 
@@ -179,17 +179,17 @@ plt.show()
 
 # %% [markdown]
 # ## Reading the numbers
-# At this size and budget the method beats DIP's final iterate clearly, gains from the seed
-# ensemble (+0.6 to +0.8 dB here) and beats bicubic super-resolution by over 4 dB and TV with
-# the same operator by 2 dB, but it stays below TV and NL-means on these three denoising crops
-# (26.1 dB mean against 27.7 and 28.1) and below biharmonic inpainting (30.8 against 34.5 dB):
-# the spec's checks 1 and 4 (inpainting) do not hold here. A longer study (all five images,
-# four seeds, 1000 steps) narrowed the gap without closing it: ensemble mean 29.46 dB against
-# TV 29.66 and NL-means 30.27, ahead of TV on `moon` (34.93 against 34.00) and `coffee` (31.94
-# against 31.12), behind on `camera`, `astronaut` and `coins` by 0.4 to 1.3 dB; inpainting on
-# `camera` 31.9 dB against biharmonic 34.5. The "no early stopping" property mostly holds
-# (members end 0.1 to 0.3 dB under their logged peak here), but not always: in that study single
-# members ended up to 1 dB under their peak, and a 2000-step fit on a tuning crop lost 2 dB.
-# Members differ a lot (the first seed's network is the worst on every image), which is why the
-# ensemble helps. LotteryCodec's learned modulation network and learned upsampling, omitted
-# here, are the next candidates; `FULL = True` (256 x 256) needs a GPU.
+# At this size and budget the method beats DIP's final iterate clearly, gains from the seed ensemble
+# (+0.6 to +0.8 dB here) and beats bicubic super-resolution by over 4 dB and TV with the same
+# operator by 2 dB, but it stays below TV and NL-means on these three denoising crops (26.1 dB mean
+# against 27.7 and 28.1) and below biharmonic inpainting (30.8 against 34.5 dB): the bars "at least
+# TV" and "at least biharmonic inpainting" are not met here. A longer study (all five images, four
+# seeds, 1000 steps) narrowed the gap without closing it: ensemble mean 29.46 dB against TV 29.66
+# and NL-means 30.27, ahead of TV on `moon` (34.93 against 34.00) and `coffee` (31.94 against
+# 31.12), behind on `camera`, `astronaut` and `coins` by 0.4 to 1.3 dB; inpainting on `camera` 31.9
+# dB against biharmonic 34.5. The "no early stopping" property mostly holds (members end 0.1 to 0.3
+# dB under their logged peak here), but not always: in that study single members ended up to 1 dB
+# under their peak, and a 2000-step fit on a tuning crop lost 2 dB. Members differ a lot (the first
+# seed's network is the worst on every image), which is why the ensemble helps. LotteryCodec's
+# learned modulation network and learned upsampling, omitted here, are the next candidates; `FULL =
+# True` (256 x 256) needs a GPU.

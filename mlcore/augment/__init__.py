@@ -6,7 +6,7 @@ REINFORCE on a zoo-guided reward. Any forecaster (an nn.Module from (n, lookback
 (n, horizon, C), made by a factory) plugs in.
 """
 
-from mlcore.augment.baselines import Augmenter, Jitter, Scaling, TimeWarp
+from mlcore.augment.baselines import Augmenter, AugmenterResult, Jitter, Scaling, TimeWarp
 from mlcore.augment.forecasters import (
     DLinear,
     GRUForecaster,
@@ -16,19 +16,15 @@ from mlcore.augment.forecasters import (
     regime_windows,
     train_forecaster,
 )
-from mlcore.augment.reaugment import (
-    ReAugment,
-    ReAugmentResult,
-    ReinforceTrainer,
-    VMAEAugmenter,
-    ZooDisagreement,
-    reinforce_loss,
-)
+from mlcore.augment.policy import ReinforceTrainer, VMAEAugmenter, reinforce_loss
+from mlcore.augment.reaugment import ReAugment, ReAugmentResult
 from mlcore.augment.study import AugmentationComparison, compare_augmenters, train_with_augmentation
+from mlcore.augment.zoo import ZooDisagreement, ZooDisagreementResult
 
 __all__ = [
     "AugmentationComparison",
     "Augmenter",
+    "AugmenterResult",
     "DLinear",
     "GRUForecaster",
     "Jitter",
@@ -41,6 +37,7 @@ __all__ = [
     "TimeWarp",
     "VMAEAugmenter",
     "ZooDisagreement",
+    "ZooDisagreementResult",
     "compare_augmenters",
     "make_windows",
     "regime_windows",

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from mlcore._checks import check_tensor
-from mlcore._device import as_numpy
+from mlcore._device import as_numpy, seeded_torch, torch_generator
 from mlcore._iterations import budget_result
 from mlcore.results import TrainingResult
 from statcore.progress import progress as progress_bar
@@ -24,6 +24,7 @@ from statcore.validation import (
     check_positive_int,
     check_random_state,
     check_scalar,
+    describe,
 )
 
 __all__ = [
@@ -298,9 +299,15 @@ def check_windows(X, Y, *, name_x: str = "X", name_y: str = "Y"):
     return X, Y
 
 
-def torch_seed(rng: np.random.Generator) -> int:
-    """A torch seed drawn from a numpy stream, so one ``random_state`` drives both libraries."""
-    return int(rng.integers(2**62))
+def new_model(make_model, random_state=None) -> nn.Module:
+    """A fresh module from a factory (the user's forecaster, or the VMAE policy), its
+    initialisation seeded from ``random_state`` (one draw of a numpy Generator) without
+    changing torch's global generator."""
+    with seeded_torch(random_state):
+        model = make_model()
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"`make_model()` must return an nn.Module; got {describe(model)}")
+    return model
 
 
 def train_forecaster(
@@ -346,7 +353,7 @@ def train_forecaster(
     weight_decay = check_positive(weight_decay, name="weight_decay", strict=False)
     n = X.shape[0]
     batch_size = n if batch_size is None else check_positive_int(batch_size, name="batch_size")
-    gen = torch.Generator().manual_seed(torch_seed(check_random_state(random_state)))
+    gen = torch_generator(random_state)
     model.to(X.device).train()
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     records = []

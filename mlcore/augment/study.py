@@ -11,8 +11,7 @@ import pandas as pd
 import torch
 
 from mlcore.augment.baselines import Augmenter
-from mlcore.augment.forecasters import check_windows, forecast_mse, torch_seed, train_forecaster
-from mlcore.augment.reaugment import new_model
+from mlcore.augment.forecasters import check_windows, forecast_mse, new_model, train_forecaster
 from statcore.progress import progress as progress_bar
 from statcore.results import Results, Summary
 from statcore.results.intervals import mean_t_interval
@@ -66,10 +65,10 @@ def train_with_augmentation(
     if augmenter is not None and not isinstance(augmenter, Augmenter):
         raise TypeError(f"`augmenter` must be None or an Augmenter; got {describe(augmenter)}")
     rng = check_random_state(random_state)
-    model = new_model(make_model, torch_seed(rng)).to(X.device)
+    model = new_model(make_model, rng).to(X.device)
     if augmenter is not None:
-        augmenter.fit(X, Y, random_state=rng, progress=progress)
-        Xa, Ya = augmenter.generate(X, Y, n_copies=n_copies, random_state=rng)
+        fitted = augmenter.fit(X, Y, random_state=rng, progress=progress)
+        Xa, Ya = fitted.generate(X, Y, n_copies=n_copies, random_state=rng)
         X, Y = torch.cat([X, Xa]), torch.cat([Y, Ya])
     record = train_forecaster(
         model, X, Y, random_state=rng, progress=progress, **dict(train_options or {})
@@ -106,11 +105,14 @@ class AugmentationComparison(Results):
         The augmenter the paired differences are taken against.
     wall_time_s : float, optional
         Seconds the comparison took.
+    fits : dict of str to AugmenterResult
+        Each augmenter's fit on the last seed.
     """
 
     mse: pd.DataFrame = field(repr=False)
     reference: str = "ReAugment"
     wall_time_s: float | None = None
+    fits: dict = field(default_factory=dict, repr=False)
 
     _plots: ClassVar[dict] = {"mse": _plot_mse}
 
@@ -226,18 +228,18 @@ def compare_augmenters(
     seeds = check_positive_int(seeds, name="seeds")
     rng = check_random_state(random_state)
     seed_values = rng.integers(2**31, size=seeds)
-    rows = []
+    rows, fits = [], {}
     start = time.perf_counter()
     for s in progress_bar(list(seed_values), enabled=progress, desc="compare_augmenters"):
         row = {}
         for name, aug in augmenters.items():
             # one stream per seed, restarted for each augmenter: same init and batch order
             stream = np.random.default_rng(int(s))
-            model = new_model(make_model, torch_seed(stream)).to(X.device)
+            model = new_model(make_model, stream).to(X.device)
             Xt, Yt = X, Y
             if aug is not None:
-                aug.fit(X, Y, random_state=stream)
-                Xa, Ya = aug.generate(X, Y, n_copies=n_copies, random_state=stream)
+                fits[name] = aug.fit(X, Y, random_state=stream)
+                Xa, Ya = fits[name].generate(X, Y, n_copies=n_copies, random_state=stream)
                 Xt, Yt = torch.cat([X, Xa]), torch.cat([Y, Ya])
             train_forecaster(model, Xt, Yt, random_state=int(s), **dict(train_options or {}))
             row[name] = forecast_mse(model, X_test, Y_test)
@@ -248,6 +250,7 @@ def compare_augmenters(
         nobs=int(X.shape[0]),
         mse=mse,
         reference=reference,
+        fits=fits,
         fit_options={
             "seeds": seeds,
             "n_copies": n_copies,

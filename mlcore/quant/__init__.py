@@ -14,7 +14,12 @@ Quantization", ICML 2026. Pieces, each usable alone:
 - :func:`allocate_precision` / :func:`pareto_frontier` — the global integer program (cvxpy,
   HiGHS) with the alignment couplings, and its frontier against uniform baselines.
 
-Fidelity: reconstruction (only the abstract was read; see each module's notes).
+The tensor-parallel pieces live in :mod:`~mlcore.quant.collectives`, :mod:`~mlcore.quant.tp_model`,
+:mod:`~mlcore.quant.corpus`, :mod:`~mlcore.quant.tp_train`, :mod:`~mlcore.quant.sharded`,
+:mod:`~mlcore.quant.launch` and :mod:`~mlcore.quant.tp_results`.
+
+Fidelity: reconstruction (only the abstract was read; each module's docstring says which
+choices are this library's).
 """
 
 from mlcore.quant.allocate import (
@@ -24,6 +29,14 @@ from mlcore.quant.allocate import (
     baseline_allocation,
     pareto_frontier,
 )
+from mlcore.quant.collectives import (
+    CollectiveLog,
+    allreduce_quantize,
+    fused_allreduce_quantize,
+    payload_linear,
+    simulate_tp_allreduce,
+)
+from mlcore.quant.corpus import batches, synthetic_corpus
 from mlcore.quant.cost import (
     HARDWARE,
     HardwareSpec,
@@ -31,6 +44,7 @@ from mlcore.quant.cost import (
     RooflineCostModel,
     measure_hardware,
 )
+from mlcore.quant.launch import check_rewrite, run_tensor_parallel
 from mlcore.quant.quantizers import (
     dequantize,
     fake_quantize,
@@ -46,21 +60,9 @@ from mlcore.quant.sensitivity import (
     linear_ops,
     quantized,
 )
-from mlcore.quant.tp import (
-    CollectiveLog,
-    TinyTPLM,
-    TPRunResult,
-    allreduce_quantize,
-    batches,
-    causal_lm_loss,
-    check_rewrite,
-    fused_allreduce_quantize,
-    payload_linear,
-    run_tensor_parallel,
-    simulate_tp_allreduce,
-    synthetic_corpus,
-    train_causal_lm,
-)
+from mlcore.quant.tp_model import TinyTPLM, causal_lm_loss
+from mlcore.quant.tp_results import TPRunResult
+from mlcore.quant.tp_train import train_causal_lm
 
 __all__ = [
     "HARDWARE",

@@ -1,5 +1,6 @@
-"""One rank of :func:`mlcore.quant.run_tensor_parallel`, started as ``python -m`` so that no
-caller's ``__main__`` is re-imported (a script or notebook need no ``if __name__`` guard)."""
+"""One rank of :func:`mlcore.quant.run_tensor_parallel` or :func:`mlcore.quant.check_rewrite`,
+started as ``python -m`` so that no caller's ``__main__`` is re-imported (a script or notebook
+need no ``if __name__`` guard)."""
 
 import os
 import sys
@@ -7,7 +8,9 @@ import sys
 import torch
 import torch.distributed as dist
 
-from mlcore.quant.tp import CollectiveLog, allreduce_quantize, fused_allreduce_quantize, tp_forward
+from mlcore._device import torch_generator
+from mlcore.quant.collectives import CollectiveLog, allreduce_quantize, fused_allreduce_quantize
+from mlcore.quant.sharded import tp_forward
 
 
 def main(workdir: str, rank: int) -> None:
@@ -44,7 +47,7 @@ def main(workdir: str, rank: int) -> None:
 
 def _rewrite(job, rank, log, workdir):
     """Both paths on this rank's seeded partial sums."""
-    gen = torch.Generator().manual_seed(job["seed"] + rank)
+    gen = torch_generator(job["seed"] + rank)
     partial = torch.randn(job["shape"], generator=gen) * job["spread"]
     kwargs = {"group_size": job["group_size"], "log": log, "op": "rewrite"}
     fused = fused_allreduce_quantize(partial, job["bits"], **kwargs)

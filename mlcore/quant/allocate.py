@@ -3,8 +3,8 @@
 Fidelity: reconstruction. The abstract (ICML 2026) says the allocation "integrates
 roofline-based cost modeling with relative sensitivity calibration, solved via global integer
 linear programming"; the variables, the additive sensitivity budget and the alignment couplings
-below follow the spec (mlcore_batch_a.md §1) in the manner of HAWQ-V3's bit-allocation ILP
-(Yao et al., ICML 2021; its code was not read here), not the paper.
+below are this library's reconstruction, in the manner of HAWQ-V3's bit-allocation ILP
+(Yao et al., ICML 2021; its code was not read here), not read from the paper.
 """
 
 from __future__ import annotations
@@ -418,7 +418,8 @@ def allocate_precision(
     they may differ, and ``u_j(b, b')`` (:meth:`RooflineCostModel.mismatch_time`) charges the
     unfused quantise/dequantise kernels, zero when ``b = b'`` (the precision-aligned rewrite);
     ``z`` linearises the product ``x_jb · x_consumer,b'``. With ``coupling="aligned"`` the
-    spec's hard equality ``x_jb = x_consumer(j),b`` is imposed instead. "free" contains every
+    hard equality ``x_jb = x_consumer(j),b`` (every coupled pair precision-aligned) is
+    imposed instead. "free" contains every
     "aligned" allocation at the same cost, so its optimum is never slower; it also contains
     the uniform baselines, so the frontier dominates them in predicted latency.
 

@@ -1,8 +1,8 @@
 """Hardware as data and the roofline cost of every op at every precision (CoCoQuant's cost model).
 
 Fidelity: reconstruction. The CoCoQuant abstract (ICML 2026) names "roofline-based
-cost modeling"; the formulas below are the standard roofline and ring-collective models
-(spec mlcore_batch_a.md §1), not read from the paper.
+cost modeling"; the formulas below are the standard roofline (Williams, Waterman & Patterson,
+CACM 2009) and ring-collective (Patarasuk & Yuan, JPDC 2009) models, not read from the paper.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from mlcore._device import torch_generator
 from mlcore.quant.quantizers import check_bits
 from statcore.validation import check_option, check_positive, check_positive_int
 
@@ -75,13 +76,20 @@ class HardwareSpec:
         return HardwareSpec(**{**self.__dict__, "tp_size": tp_size})
 
 
-#: Hardware descriptions as data. "abstract" is the spec's arithmetic check (P16 = 1e14,
-#: P8 = 2e14 FLOP/s, 1e12 B/s memory, 1e11 B/s link, α = 5 µs, p = 8); the others are dense
+#: Hardware descriptions as data. "abstract" is a round-number machine for checking the
+#: arithmetic by hand (P16 = 1e14, P8 = 2e14 FLOP/s, 1e12 B/s memory, 1e11 B/s link, α = 5 µs,
+#: p = 8); the others are dense
 #: datasheet peaks (no sparsity) with per-direction NVLink / PCIe bandwidth and an assumed 5 µs
 #: (NVLink) or 10 µs (PCIe) per ring step.
 HARDWARE: dict[str, HardwareSpec] = {
     "abstract": HardwareSpec(
-        "abstract", {16: 1e14, 8: 2e14}, 1e12, 1e11, 5e-6, tp_size=8, source="spec check 3"
+        "abstract",
+        {16: 1e14, 8: 2e14},
+        1e12,
+        1e11,
+        5e-6,
+        tp_size=8,
+        source="round numbers for hand arithmetic",
     ),
     "a100-nvlink": HardwareSpec(
         "a100-nvlink",
@@ -134,8 +142,10 @@ def measure_hardware(
     size = check_positive_int(size, name="size", minimum=16)
     repeats = check_positive_int(repeats, name="repeats")
     dev = torch.device("cpu" if device is None else device)
-    a = torch.randn(size, size, device=dev)
-    b = torch.randn(size, size, device=dev)
+    # any values time the same; a generator of its own leaves torch's global RNG alone
+    gen = torch_generator(0, dev)
+    a = torch.randn(size, size, device=dev, generator=gen)
+    b = torch.randn(size, size, device=dev, generator=gen)
     src = torch.empty(2**24, device=dev)
     dst = torch.empty_like(src)
 
@@ -221,7 +231,7 @@ class RooflineCostModel:
         A spec, or a key of :data:`HARDWARE`.
     scale_group_size : int, optional
         Entries per scale in a low-bit communication payload; ``None`` leaves scales out of the
-        byte count (the spec's check-3 arithmetic).
+        byte count (the round-number arithmetic of the "abstract" machine).
     scale_bytes : int
         Bytes per scale.
     reduce_bits : int

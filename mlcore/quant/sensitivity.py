@@ -2,7 +2,8 @@
 
 Fidelity: reconstruction. The CoCoQuant abstract (ICML 2026) names "relative
 sensitivity calibration"; the definition ``s_i(b) = (L(op i at b) − L) / L`` with every other op
-at full precision is the spec's reconstruction (mlcore_batch_a.md §1), not the paper's text.
+at full precision is this library's reconstruction (one-op-at-a-time probing as in HAWQ, Dong et
+al., ICCV 2019, with the loss change in place of the Hessian trace), not the paper's text.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -19,9 +21,11 @@ import pandas as pd
 import torch
 from torch import nn
 
+from mlcore._device import module_device
 from mlcore.quant.cost import QuantOp, check_ops
 from mlcore.quant.quantizers import check_bits, fake_quantize, quantized_linear
-from mlcore.quant.tp import causal_lm_loss
+from mlcore.quant.tp_model import causal_lm_loss
+from statcore.base import Estimator
 from statcore.progress import progress as progress_bar
 from statcore.results import Results
 from statcore.results.plotting import get_ax
@@ -163,7 +167,7 @@ def evaluate_loss(model: nn.Module, batches: Iterable, loss_fn: Callable | None 
     """Mean of ``loss_fn(model, batch)`` over ``batches`` without gradients (default: the causal
     LM next-token cross-entropy)."""
     loss_fn = causal_lm_loss if loss_fn is None else check_callable(loss_fn, name="loss_fn")
-    device = next(iter(model.parameters())).device
+    device = module_device(model)
     values = []
     was_training = model.training
     model.eval()
@@ -241,7 +245,7 @@ class SensitivityResult(Results):
         )
 
 
-class SensitivityCalibrator:
+class SensitivityCalibrator(Estimator):
     """Measure ``s_i(b) = (L(op i at b) − L) / L`` for every op and precision on calibration data.
 
     Works on any ``nn.Module``: each op names an ``nn.Linear`` (its ``module``), and a forward
@@ -268,11 +272,12 @@ class SensitivityCalibrator:
         Clip measured decreases to 0: a drop in calibration loss from quantising is noise of a
         finite calibration set, and the additive budget would let the allocator spend it on
         other ops. The unclipped values stay in ``raw``.
-    progress : bool
+    progress : bool, optional
+        Deprecated here (``FutureWarning``): pass ``progress`` to :meth:`fit`.
 
     Notes
     -----
-    Fidelity: reconstruction (spec mlcore_batch_a.md §1). Costs ``1 + n_ops · (len(bits) - 1)``
+    Fidelity: reconstruction (see the module docstring). Costs ``1 + n_ops · (len(bits) - 1)``
     passes over ``calib_batches``.
     """
 
@@ -287,7 +292,7 @@ class SensitivityCalibrator:
         activation_bits: Sequence[int] = (8,),
         loss_fn: Callable | None = None,
         clip_negative: bool = True,
-        progress: bool = False,
+        progress: bool | None = None,
     ):
         if not isinstance(model, nn.Module):
             raise TypeError(f"`model` must be an nn.Module; got {describe(model)}")
@@ -301,10 +306,34 @@ class SensitivityCalibrator:
         self.activation_bits = tuple(activation_bits)
         self.loss_fn = loss_fn
         self.clip_negative = bool(clip_negative)
-        self.progress = progress
+        if progress is not None:
+            warnings.warn(
+                "SensitivityCalibrator(progress=...) is now an option of fit(); the constructor "
+                "argument will be removed in the next release",
+                FutureWarning,
+                stacklevel=2,
+            )
+        self._default_progress = bool(progress)
 
-    def fit(self) -> SensitivityResult:
-        """Run the calibration passes."""
+    method_name = "CoCoQuant relative sensitivity"
+
+    @property
+    def nobs(self) -> int:
+        """Calibration batches."""
+        return len(self.calib_batches)
+
+    def _repr_spec(self) -> str:
+        return f"n_ops={len(self.ops)}, bits={self.bits}"
+
+    def fit(self, *, progress: bool = False) -> SensitivityResult:
+        """Run the calibration passes; returns a new :class:`SensitivityResult`.
+
+        Parameters
+        ----------
+        progress : bool
+            Show a progress bar over the ``n_ops · (len(bits) - 1)`` quantised passes.
+        """
+        progress = bool(progress) or self._default_progress
         start = time.perf_counter()
         base = evaluate_loss(self.model, self.calib_batches, self.loss_fn)
         if base <= 0:
@@ -312,7 +341,7 @@ class SensitivityCalibrator:
         low = [b for b in self.bits if b != 16]
         losses = pd.DataFrame(base, index=[op.name for op in self.ops], columns=list(self.bits))
         jobs = [(op, b) for op in self.ops for b in low if b in op.bits]
-        for op, b in progress_bar(jobs, enabled=self.progress, desc="SensitivityCalibrator"):
+        for op, b in progress_bar(jobs, enabled=progress, desc="SensitivityCalibrator"):
             with quantized(
                 self.model,
                 self.ops,
@@ -324,7 +353,8 @@ class SensitivityCalibrator:
         raw = (losses - base) / base
         table = raw.clip(lower=0.0) if self.clip_negative else raw.copy()
         return SensitivityResult(
-            method="CoCoQuant relative sensitivity",
+            method=self.method_name,
+            **self._result_fields(),
             table=table,
             raw=raw,
             losses=losses,

@@ -15,26 +15,15 @@ algorithms. arXiv:2505.15905.
 
 from statcore.cluster import simulate
 from statcore.cluster.anchor import AnchorClusteringResults, SizeConstrainedAnchorClustering
-from statcore.cluster.benchmark import (
-    AuditResults,
-    BenchmarkResults,
-    ClusteringBenchmark,
-    RegimeResults,
-    clustering_accuracy,
-    external_scores,
-)
-from statcore.cluster.coreset import (
-    ApproximationCheck,
-    Coreset,
-    CoresetResults,
-    CoresetSolution,
-    ResilienceResults,
-    disagreement,
-    eps_close,
-    resilience,
-)
+from statcore.cluster.attribution import AuditResults
+from statcore.cluster.benchmark import BenchmarkResults, ClusteringBenchmark
+from statcore.cluster.coreset import Coreset, CoresetResults
+from statcore.cluster.coreset_solvers import ApproximationCheck, CoresetSolution
 from statcore.cluster.fairrange import FairRangeKClustering, FairRangeResults
 from statcore.cluster.hardness import HardnessFingerprint, HardnessResults, fingerprint_map
+from statcore.cluster.metrics import clustering_accuracy, disagreement, external_scores
+from statcore.cluster.regimes import RegimeResults
+from statcore.cluster.resilience import ResilienceResults, eps_close, resilience
 
 __all__ = [
     "AnchorClusteringResults",

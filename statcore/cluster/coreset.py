@@ -1,5 +1,6 @@
 """Coresets for k-means and k-median: sensitivity, uniform, lightweight and resilient sampling,
-weighted solvers, the approximation check, the resilience harness and merge-and-reduce.
+weighted solvers, the approximation check and merge-and-reduce (the resilience harness is
+:mod:`statcore.cluster.resilience`).
 
 A coreset of a weighted point set P is a small weighted sample Omega whose cost
 ``cost_Omega(S) = sum_q w_q d(q, S)^z`` estimates ``cost_P(S)`` for centre sets S (z = 2 for
@@ -30,20 +31,21 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
+from scipy import stats
 
 from statcore.base import Estimator
 from statcore.cluster import _coreset_kernels as CK
 from statcore.cluster import _kernels as K
+from statcore.cluster.coreset_solvers import ApproximationCheck, CoresetSolution, _costs, _solve
+from statcore.cluster.metrics import disagreement
 from statcore.compat import import_optional
 from statcore.distributed import borrowed_backend
-from statcore.results import IterationRecord, Results
+from statcore.results import Results
 from statcore.validation import (
     as_float_array,
     check_option,
@@ -115,12 +117,6 @@ def _key_seed(random_state) -> tuple[int, np.random.Generator]:
     return int(rng.integers(2**62)), rng
 
 
-def _costs(X, centres, power: int) -> np.ndarray:
-    """Each row's distance (power 1) or squared distance (power 2) to its nearest centre."""
-    _, sq = K.assign_nearest(X, centres)
-    return sq if power == 2 else np.sqrt(sq)
-
-
 def _check_centres(S, d: int, name: str = "S") -> np.ndarray:
     S = as_float_array(S, name=name, ndim=(1, 2))
     if S.ndim == 1:
@@ -130,24 +126,6 @@ def _check_centres(S, d: int, name: str = "S") -> np.ndarray:
     if len(S) < 1:
         raise ValueError(f"`{name}` needs at least one centre; got none")
     return S
-
-
-def disagreement(labels_a, labels_b) -> float:
-    """Fraction of points whose clusters differ after the best one-to-one matching of labels.
-
-    ``1 - max_matching / n`` over the contingency table, the matching by the Hungarian method
-    (scipy's ``linear_sum_assignment``): 0 for the same partition under any renaming.
-    """
-    a = np.unique(np.asarray(labels_a), return_inverse=True)[1]
-    b = np.unique(np.asarray(labels_b), return_inverse=True)[1]
-    if a.shape != b.shape:
-        raise ValueError(
-            f"`labels_a` and `labels_b` must have the same length; got {len(a)} and {len(b)}"
-        )
-    table = np.zeros((a.max() + 1, b.max() + 1))
-    np.add.at(table, (a, b), 1.0)
-    rows, cols = optimize.linear_sum_assignment(table, maximize=True)
-    return float(1.0 - table[rows, cols].sum() / len(a))
 
 
 class Coreset(Estimator):
@@ -933,365 +911,10 @@ class CoresetResults(Results):
         ]
 
 
-def _solve(P, w, ids, key_seed, power, algorithm, n_centres, n_init, maxiter, tol, rng):
-    """``(centres, weighted cost, iteration record)`` of ``algorithm`` on the points ``P``."""
-    if algorithm in ("lloyd", "sklearn"):
-        power = 2
-    elif algorithm == "kmedian":
-        power = 1
-    function = f"CoresetResults.solve({algorithm!r})"
-    if algorithm == "sklearn":
-        return _solve_sklearn(P, w, n_centres, n_init, maxiter, tol, rng, function)
-    # scikit-learn's number of greedy k-means++ trials
-    trials = 2 + int(math.log(n_centres))
-    if algorithm == "consistent":
-        starts = [CK.seed_race(P, w, ids, key_seed, n_centres, trials, power)]
-    else:
-        starts = [CK.seed_dz(P, w, rng.random((n_centres, trials)), power) for _ in range(n_init)]
-    if algorithm == "kmedoids":
-        return _best_of([_kmedoids(P, w, s, power, maxiter, function) for s in starts])
-    return _best_of([_lloyd(P, w, P[s], power, maxiter, tol, function) for s in starts])
-
-
-def _best_of(runs):
-    """The run with the lowest coreset cost: ``(centres, cost, record)``."""
-    return min(runs, key=lambda run: run[1])
-
-
-def _lloyd(P, w, C0, power, maxiter, tol, function):
-    C, _, _, cost, n_iter, rel, history = CK.lloyd(
-        P, w, np.ascontiguousarray(C0), power, maxiter, tol
-    )
-    record = IterationRecord.from_run(
-        function=function,
-        n_iter=n_iter,
-        maxiter=maxiter,
-        tol=tol,
-        criterion="relative decrease of the weighted cost",
-        last_value=rel,
-        met=rel <= tol,
-        history=pd.DataFrame({"iteration": np.arange(len(history)), "cost": history}),
-        warn=False,
-    )
-    return C, float(cost), record
-
-
-def _kmedoids(P, w, start, power, maxiter, function):
-    """Weighted alternating k-medoids (Park and Jun, 2009): assign, then move each medoid to
-    the member with the least weighted cost to its cluster, until the medoids stay."""
-    medoids = np.array(start)
-    history, met = [], False
-    for _ in range(maxiter):
-        labels, sq = K.assign_nearest(P, P[medoids])
-        dist = sq if power == 2 else np.sqrt(sq)
-        history.append(float(w @ dist))
-        new = medoids.copy()
-        for c in range(len(medoids)):
-            members = np.flatnonzero(labels == c)
-            if len(members) == 0:
-                continue
-            D = K.pairwise_distances(P[members], metric="sqeuclidean")
-            if power == 1:
-                D = np.sqrt(D)
-            new[c] = members[np.argmin(D @ w[members])]
-        if np.array_equal(new, medoids):
-            met = True
-            break
-        medoids = new
-    labels, sq = K.assign_nearest(P, P[medoids])
-    cost = float(w @ (sq if power == 2 else np.sqrt(sq)))
-    record = IterationRecord.from_run(
-        function=function,
-        n_iter=len(history),
-        maxiter=maxiter,
-        tol=None,
-        criterion="medoids changed",
-        last_value=0.0 if met else 1.0,
-        met=met,
-        history=pd.DataFrame({"iteration": np.arange(len(history)), "cost": history}),
-        warn=False,
-    )
-    return P[medoids].copy(), cost, record
-
-
-def _solve_sklearn(P, w, n_centres, n_init, maxiter, tol, rng, function):
-    cluster = import_optional("sklearn.cluster", "cluster")
-    km = cluster.KMeans(
-        n_clusters=n_centres,
-        n_init=n_init,
-        max_iter=maxiter,
-        tol=tol,
-        random_state=int(rng.integers(2**31 - 1)),
-    ).fit(P, sample_weight=w)
-    centres = np.ascontiguousarray(km.cluster_centers_, dtype=np.float64)
-    cost = float(w @ _costs(P, centres, 2))
-    record = IterationRecord.from_run(
-        function=function,
-        n_iter=int(km.n_iter_),
-        maxiter=maxiter,
-        tol=tol,
-        criterion="scikit-learn's centre shift",
-        met=int(km.n_iter_) < maxiter,
-        warn=False,
-    )
-    return centres, cost, record
-
-
-@dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class CoresetSolution(Results):
-    """Centres found on a coreset.
-
-    Attributes
-    ----------
-    centres : ndarray of shape (n_centres, d)
-    coreset_cost_value : float
-        Its weighted cost on the coreset.
-    algorithm : str
-    coreset : CoresetResults
-        The coreset it was found on (its data give :meth:`cost` and :meth:`predict`).
-    """
-
-    centres: np.ndarray
-    coreset_cost_value: float
-    algorithm: str
-    coreset: Any = field(default=None, repr=False)
-
-    def cost(self, X=None, weights=None) -> float:
-        """The solution's cost on the data (``cost_P``)."""
-        return self.coreset.cost(self.centres, X, weights)
-
-    def predict(self, X=None) -> np.ndarray:
-        """Labels of the data under the coreset's assignment rule."""
-        return self.coreset.predict(self.centres, X)
-
-    def glance(self) -> pd.DataFrame:
-        row = super().glance()
-        row["algorithm"] = self.algorithm
-        row["n_centres"] = len(self.centres)
-        row["coreset_cost"] = self.coreset_cost_value
-        return row
-
-
-@dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class ApproximationCheck(Results):
-    """Monte Carlo approximation ratios ``cost_P(S_Omega) / best cost_P`` of one coreset law.
-
-    Attributes
-    ----------
-    ratios, costs : ndarray of shape (n_repeats,)
-    best_cost, reference_cost : float
-        The denominator, and the best full-data run alone.
-    estimate, conf_low, conf_high : float
-        The mean ratio and its t-interval at level ``1 - alpha``.
-    """
-
-    ratios: np.ndarray
-    costs: np.ndarray
-    best_cost: float
-    reference_cost: float
-    estimate: float
-    conf_low: float
-    conf_high: float
-    alpha: float
-    algorithm: str
-    size: int
-    construction: str
-
-    def tidy(self) -> pd.DataFrame:
-        return pd.DataFrame(
-            [
-                {
-                    "term": "approximation ratio",
-                    "estimate": self.estimate,
-                    "std_error": float(self.ratios.std(ddof=1) / math.sqrt(len(self.ratios))),
-                    "conf_low": self.conf_low,
-                    "conf_high": self.conf_high,
-                    "max": float(self.ratios.max()),
-                    "n_repeats": len(self.ratios),
-                }
-            ]
-        )
-
-    def glance(self) -> pd.DataFrame:
-        row = super().glance()
-        row["construction"] = self.construction
-        row["size"] = self.size
-        row["estimate"] = self.estimate
-        return row
-
-
-# ---- resilience ---------------------------------------------------------------------------------
-
-
-def eps_close(X, eps: float, transform="linear", random_state=None) -> np.ndarray:
-    """An eps-close copy of ``X``: its rows correspond, distances move by about a factor 1 + eps.
-
-    ``"linear"``: ``X (I + E)`` with ``||E||_2 = eps / 2`` (every distance ratio in
-    ``[1 - eps/2, 1 + eps/2]``: eps-close up to a global rescaling); ``"noise"``: Gaussian noise
-    of standard deviation ``eps`` times the root mean squared coordinate spread / sqrt(d)
-    (close in the bulk, not for near duplicates); ``"quantise"``: rounding to a grid of step
-    ``eps`` times the coordinates' standard deviation. A callable ``transform(X, eps, rng)``
-    is used as it is.
-    """
-    X = _as_points(X)
-    eps = check_scalar(eps, name="eps", low=0.0)
-    rng = check_random_state(random_state)
-    if callable(transform):
-        return np.ascontiguousarray(transform(X, eps, rng), dtype=np.float64)
-    transform = check_option(transform, name="transform", options=TRANSFORMS)
-    d = X.shape[1]
-    if eps == 0:
-        return np.array(X)
-    if transform == "linear":
-        E = rng.normal(size=(d, d))
-        E *= (eps / 2) / np.linalg.norm(E, 2)
-        return X @ (np.eye(d) + E)
-    if transform == "noise":
-        spread = math.sqrt(float(X.var(axis=0).sum()))
-        return X + rng.normal(scale=eps * spread / math.sqrt(d), size=X.shape)
-    step = eps * X.std(axis=0)
-    step[step == 0] = 1.0
-    return np.round(X / step) * step
-
-
-def _plot_resilience(res, ax=None, **kwargs):
-    """Mean disagreement against eps, the coreset pipeline beside KMeans."""
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots()
-    g = res.gamma_hat
-    ax.plot(g["eps"], g["coreset_mean"], "o-", label="resilient coreset", **kwargs)
-    if g["kmeans_mean"].notna().any():
-        ax.plot(g["eps"], g["kmeans_mean"], "s--", label="scikit-learn KMeans")
-    ax.set_xlabel("eps")
-    ax.set_ylabel("disagreement (Hungarian-matched)")
-    ax.legend(loc="best")
-    return ax
-
-
-@dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class ResilienceResults(Results):
-    """Measured disagreement of clusterings of X and of eps-close copies.
-
-    Attributes
-    ----------
-    table : DataFrame
-        One row per (eps, seed): ``eps, seed, coreset`` (our pipeline's Hungarian-matched
-        disagreement) and ``kmeans`` (scikit-learn ``KMeans(n_init=1)`` with the same seed on
-        both instances; NaN without scikit-learn).
-    gamma_hat : DataFrame
-        Per eps: the mean disagreement and ``gamma_hat = max over seeds of disagreement / eps``
-        for both (NaN at eps = 0).
-    """
-
-    table: pd.DataFrame
-    gamma_hat: pd.DataFrame
-
-    _plots: ClassVar[dict] = {"disagreement": _plot_resilience}
-
-    def tidy(self) -> pd.DataFrame:
-        return self.gamma_hat.copy()
-
-
-def resilience(
-    X,
-    k: int,
-    *,
-    transform: str | Callable = "linear",
-    eps_grid: Sequence[float] = (0.01, 0.05, 0.1),
-    size: int = 1000,
-    n_seeds: int = 5,
-    objective: str = "kmeans",
-    bicriteria: float = 0.0,
-    slack: float = 0.0,
-    compare_kmeans: bool = True,
-    random_state=None,
-) -> ResilienceResults:
-    """Measure gamma-hat of the resilient coreset pipeline against scikit-learn KMeans.
-
-    For each eps and seed: an eps-close copy X' of X (:func:`eps_close`, drawn from its own
-    stream), a resilient coreset of each with the same seed, the consistent solve, the labels of
-    all points by the resilient rule, and the Hungarian-matched :func:`disagreement` between
-    the two labelings; KMeans(n_init=1, random_state=seed) is run on the same pair.
-
-    Parameters
-    ----------
-    X : array_like of shape (n, d)
-    k : int
-    transform : {"linear", "noise", "quantise"} or callable
-        See :func:`eps_close`.
-    eps_grid : sequence of float
-    size, objective, bicriteria, slack
-        The resilient coreset's options (:meth:`Coreset.fit`).
-    n_seeds : int
-    compare_kmeans : bool
-        Also run scikit-learn's KMeans (the ``cluster`` extra).
-    random_state : None, int, SeedSequence or Generator
-
-    Returns
-    -------
-    ResilienceResults
-
-    Notes
-    -----
-    Fidelity: reconstruction (the eps-close generator and gamma-hat follow the method notes,
-    not the paper; see :class:`Coreset`).
-    """
-    X = _as_points(X)
-    k = check_positive_int(k, name="k")
-    n_seeds = check_positive_int(n_seeds, name="n_seeds")
-    grid = [check_scalar(e, name="eps_grid", low=0.0) for e in np.atleast_1d(eps_grid)]
-    rng = check_random_state(random_state)
-    cluster = import_optional("sklearn.cluster", "cluster") if compare_kmeans else None
-    rows = []
-    seeds = [int(s) for s in rng.integers(2**31 - 1, size=n_seeds)]
-    for eps in grid:
-        for seed in seeds:
-            Xp = eps_close(X, eps, transform, random_state=np.random.default_rng([seed, 1]))
-            labels = []
-            for data in (X, Xp):
-                res = Coreset(data, k, objective=objective).fit(
-                    size=size,
-                    method="resilient",
-                    random_state=seed,
-                    bicriteria=bicriteria,
-                    slack=slack,
-                )
-                labels.append(res.solve().predict())
-            row = {"eps": eps, "seed": seed, "coreset": disagreement(*labels)}
-            if cluster is not None:
-                km = [
-                    cluster.KMeans(n_clusters=k, n_init=1, random_state=seed).fit_predict(data)
-                    for data in (X, Xp)
-                ]
-                row["kmeans"] = disagreement(*km)
-            else:
-                row["kmeans"] = math.nan
-            rows.append(row)
-    table = pd.DataFrame(rows)
-    summary = []
-    for eps, group in table.groupby("eps", sort=True):
-        entry = {"eps": eps}
-        for name in ("coreset", "kmeans"):
-            entry[f"{name}_mean"] = group[name].mean()
-            entry[f"{name}_gamma_hat"] = group[name].max() / eps if eps > 0 else math.nan
-        summary.append(entry)
-    return ResilienceResults(
-        method="Resilience of the resilient coreset pipeline",
-        nobs=len(X),
-        table=table,
-        gamma_hat=pd.DataFrame(summary),
-    )
-
-
 __all__ = [
     "ApproximationCheck",
     "Coreset",
     "CoresetResults",
     "CoresetSolution",
-    "ResilienceResults",
     "disagreement",
-    "eps_close",
-    "resilience",
 ]

@@ -21,6 +21,7 @@ from scipy.sparse import csgraph
 
 from statcore.base import Estimator
 from statcore.cluster import _kernels as K
+from statcore.cluster.metrics import davies_bouldin
 from statcore.compat import import_optional
 from statcore.exceptions import NotApplicableWarning
 from statcore.results import Results, Summary
@@ -435,7 +436,7 @@ class HardnessFingerprint(Estimator):
         share = sizes / n
         coordinates = {
             "silhouette": point["silhouette"].mean(),
-            "davies_bouldin": _davies_bouldin(spreads, centres),
+            "davies_bouldin": davies_bouldin(spreads, centres),
             "knn_purity": point["purity"].mean(),
             "margin_ratio": np.median(point["margin"]),
             "radius_cv": _cv(radii),
@@ -627,15 +628,6 @@ def _radii(Z, y, centres, sizes) -> tuple[np.ndarray, np.ndarray]:
     return rms, np.bincount(y, weights=dist, minlength=n_classes) / sizes
 
 
-def _davies_bouldin(spreads, centres) -> float:
-    """scikit-learn's definition: mean over classes of the worst (s_i + s_j) / d(c_i, c_j)."""
-    gaps = np.sqrt(((centres[:, None, :] - centres[None, :, :]) ** 2).sum(axis=-1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = (spreads[:, None] + spreads[None, :]) / gaps
-    np.fill_diagonal(ratio, -np.inf)
-    return float(ratio.max(axis=1).mean())
-
-
 def _cv(values: np.ndarray) -> float:
     """Population coefficient of variation along the last axis."""
     return values.std(axis=-1) / values.mean(axis=-1)
@@ -697,14 +689,12 @@ def _bootstrap_classes(Z, y, sizes, n_resamples, rng) -> pd.DataFrame:
             centres[b0:b1, c] = mean + moved
             rms[b0:b1, c] = np.sqrt(np.einsum("bi,bi->b", weights, dist2))
             spreads[b0:b1, c] = np.einsum("bi,bi->b", weights, np.sqrt(dist2))
-    davies_bouldin = [_davies_bouldin(spreads[b], centres[b]) for b in range(n_resamples)]
+    db = [davies_bouldin(spreads[b], centres[b]) for b in range(n_resamples)]
     smallest = rms.min(axis=1)
     ratio = np.divide(
         rms.max(axis=1), smallest, out=np.full(n_resamples, np.inf), where=smallest > 0
     )
-    return pd.DataFrame(
-        {"davies_bouldin": davies_bouldin, "radius_cv": _cv(rms), "radius_ratio": ratio}
-    )
+    return pd.DataFrame({"davies_bouldin": db, "radius_cv": _cv(rms), "radius_ratio": ratio})
 
 
 def _h1_diagram(points) -> np.ndarray | None:

@@ -33,8 +33,12 @@ from statcore.distributed.backends import (
     ProcessBackend,
     SerialBackend,
     ThreadBackend,
+    as_dask_array,
     borrowed_backend,
+    compute_delayed,
     get_backend,
+    is_dask_backend,
+    is_dask_client,
 )
 from statcore.distributed.montecarlo import MonteCarloResult, MonteCarloStudy
 
@@ -48,6 +52,10 @@ __all__ = [
     "ProcessBackend",
     "SerialBackend",
     "ThreadBackend",
+    "as_dask_array",
     "borrowed_backend",
+    "compute_delayed",
     "get_backend",
+    "is_dask_backend",
+    "is_dask_client",
 ]

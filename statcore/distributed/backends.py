@@ -209,7 +209,7 @@ def get_backend(backend=None, *, n_workers: int | None = None) -> Backend:
         )
     if isinstance(backend, Backend):
         return backend
-    if _is_client(backend):
+    if is_dask_client(backend):
         return DaskBackend(backend)
     name = "serial" if backend is None else check_option(backend, name="backend", options=BACKENDS)
     if name == "serial":
@@ -250,10 +250,75 @@ def borrowed_backend(backend=None, *, n_workers: int | None = None):
             resolved.close()
 
 
-def _is_client(obj) -> bool:
-    """Whether ``obj`` is a dask Client, without importing dask (a Client implies it is loaded)."""
+def is_dask_client(obj) -> bool:
+    """Whether ``obj`` is a ``dask.distributed.Client``, without importing dask.
+
+    A Client can only exist once ``distributed`` is imported, so an unloaded module means no.
+
+    Parameters
+    ----------
+    obj : object
+
+    Returns
+    -------
+    bool
+    """
     distributed = sys.modules.get("distributed")
     return distributed is not None and isinstance(obj, distributed.Client)
+
+
+def is_dask_backend(backend) -> bool:
+    """Whether a ``backend=`` argument names the dask cluster: ``"dask"`` or a Client.
+
+    Parameters
+    ----------
+    backend : None, str, Backend or dask.distributed.Client
+
+    Returns
+    -------
+    bool
+    """
+    return (isinstance(backend, str) and backend == "dask") or is_dask_client(backend)
+
+
+def as_dask_array(obj):
+    """``obj`` if it is a ``dask.array.Array``, else None, without importing dask.
+
+    Parameters
+    ----------
+    obj : object
+
+    Returns
+    -------
+    dask.array.Array or None
+    """
+    da = sys.modules.get("dask.array")
+    return obj if da is not None and isinstance(obj, da.Array) else None
+
+
+def compute_delayed(task: Callable, items: Iterable, backend) -> list:
+    """``task`` on each item as ``dask.delayed`` calls on the dask ``backend``, in input order.
+
+    Unlike :meth:`DaskBackend.map`, the items may be dask delayed objects (an array's blocks):
+    the cluster resolves them where they live instead of shipping them through this process.
+
+    Parameters
+    ----------
+    task : callable
+        Picklable; called once per item on a worker.
+    items : iterable
+        Arguments of ``task``; dask collections among them are computed on the cluster.
+    backend : str or dask.distributed.Client
+        ``"dask"`` or a Client (see :func:`is_dask_backend`).
+
+    Returns
+    -------
+    list
+    """
+    dask = import_optional("dask", "dist")
+    with borrowed_backend(backend) as pool:
+        jobs = [dask.delayed(task)(item) for item in items]
+        return pool.client.gather(pool.client.compute(jobs))
 
 
 def _available_cpus() -> int:

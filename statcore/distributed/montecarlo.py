@@ -15,7 +15,12 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from statcore.distributed.backends import BACKENDS, Backend, _is_client, borrowed_backend
+from statcore.distributed.backends import (
+    BACKENDS,
+    Backend,
+    borrowed_backend,
+    is_dask_client,
+)
 from statcore.results.base import Results
 from statcore.results.plotting import get_ax
 from statcore.results.summary import Summary
@@ -320,7 +325,7 @@ class MonteCarloStudy:
         self.n_rep = check_positive_int(n_rep, name="n_rep")
         check_random_state(random_state)
         self.random_state = random_state
-        if not (backend is None or isinstance(backend, Backend) or _is_client(backend)):
+        if not (backend is None or isinstance(backend, Backend) or is_dask_client(backend)):
             check_option(backend, name="backend", options=BACKENDS)
         self.backend = backend
         self.progress = progress

@@ -30,11 +30,6 @@ from statcore.validation import (
     check_same_length,
 )
 
-KSG_REFERENCE = (
-    "Kraskov, Stoegbauer and Grassberger (2004). Estimating mutual information. "
-    "Phys. Rev. E 69, 066138."
-)
-
 
 def _plot_replicates(results, ax=None, **kwargs):
     """Histogram of the replicates, the estimate and the interval marked."""

@@ -8,17 +8,11 @@ manifold-valued data. *ICML 2026* (the Manifold Martingale Difference Divergence
 """
 
 from statcore.manifold import simulate
+from statcore.manifold.constant_curvature import Euclidean, Hyperbolic, Sphere
 from statcore.manifold.frechet import FrechetMeanResult, frechet_mean
-from statcore.manifold.manifolds import (
-    SO3,
-    SPD,
-    Euclidean,
-    GeomstatsManifold,
-    Hyperbolic,
-    Manifold,
-    Sphere,
-    from_geomstats,
-)
+from statcore.manifold.geomstats_adapter import GeomstatsManifold, from_geomstats
+from statcore.manifold.interface import Manifold
+from statcore.manifold.matrix_manifolds import SO3, SPD
 from statcore.manifold.mmdd import MMDDTestResult, dcov_test, mmdd, mmdd_test
 
 __all__ = [

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from statcore.manifold.manifolds import Manifold
+from statcore.manifold.interface import Manifold
 from statcore.results import IterationRecord, Results
 from statcore.validation import check_positive, check_positive_int, describe
 
@@ -28,6 +28,12 @@ class FrechetMeanResult(Results):
     variance : float
         ``mean d^2(mean, Y_i)``, the Fréchet variance.
     manifold : Manifold
+
+    Vocabulary
+    ----------
+    As :class:`~statcore.manifold.interface.Manifold` states it: ``base_point`` is the point
+    whose tangent space is used, ``Y`` the points, ``X`` the Euclidean covariate, ``mean`` the
+    Fréchet mean, ``n_resamples`` the bootstrap draws, ``random_state`` the seed.
     """
 
     mean: np.ndarray = field(repr=False)

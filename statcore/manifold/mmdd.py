@@ -32,7 +32,7 @@ from scipy.spatial import distance
 from statcore.distributed import borrowed_backend
 from statcore.manifold import _kernels
 from statcore.manifold.frechet import _check_manifold, frechet_mean
-from statcore.manifold.manifolds import Manifold
+from statcore.manifold.interface import Manifold
 from statcore.results.testing import TestResult
 from statcore.validation import (
     as_float_array,
@@ -80,7 +80,14 @@ _CONSTANT_RTOL = 1e-12
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
 class MMDDTestResult(TestResult):
     """A :class:`~statcore.results.TestResult` that also keeps the base point of the tangent
-    space (the Fréchet mean unless one was given) and the manifold."""
+    space (the Fréchet mean unless one was given) and the manifold.
+
+    Vocabulary
+    ----------
+    As :class:`~statcore.manifold.interface.Manifold` states it: ``base_point`` is the point
+    whose tangent space is used, ``Y`` the points, ``X`` the Euclidean covariate, ``mean`` the
+    Fréchet mean, ``n_resamples`` the bootstrap draws, ``random_state`` the seed.
+    """
 
     base_point: np.ndarray | None = field(default=None, repr=False)
     manifold: Any = field(default=None, repr=False)

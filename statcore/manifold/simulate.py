@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from statcore.manifold.manifolds import SPD, Hyperbolic, Manifold, Sphere
+from statcore.manifold.constant_curvature import Hyperbolic, Sphere
+from statcore.manifold.interface import Manifold
+from statcore.manifold.matrix_manifolds import SPD
 from statcore.manifold.mmdd import dcov_test, mmdd_test
 from statcore.validation import (
     check_option,

@@ -8,9 +8,14 @@ solves the problem whose column marginals lie between two bounds (double-bounded
 solver layer other areas build on is public in :mod:`statcore.ot.solver`,
 :mod:`statcore.ot.box` and :mod:`statcore.ot.costs`.
 
-Between Gaussians, optimal transport is closed-form: :func:`bures_wasserstein_barycenter`
+Between Gaussians, optimal transport is closed-form: :func:`bures_wasserstein_barycentre`
 (fixed point), :func:`bures_wasserstein_map` and :func:`gaussian_w2`; :class:`SLOTAlign` aligns
-the features of federated clients to their barycenter from sufficient statistics alone.
+the features of federated clients to their barycentre from sufficient statistics alone.
+Data-generating designs for SLOT-Align are in :mod:`statcore.ot.simulate`.
+
+Vocabulary: ``barycentre`` (the spelling "centre" throughout; the ``barycenter`` names before it
+warn ``FutureWarning`` for one release), ``epsilon`` the entropic regularisation, ``a`` and ``b``
+the source and target weights, ``tau`` the share of a map a client moves.
 
 References
 ----------
@@ -21,12 +26,14 @@ Feydy, J. et al. (2019). Interpolating between optimal transport and MMD using S
 divergences. AISTATS.
 """
 
+from statcore.compat import renamed_names
 from statcore.ot._costs import METRICS, cost_matrix
 from statcore.ot.box import BoxSinkhornResult, sinkhorn_box
 from statcore.ot.bures import (
-    BuresBarycenterResult,
+    RENAMED,
+    BuresBarycentreResult,
     GaussianMap,
-    bures_wasserstein_barycenter,
+    bures_wasserstein_barycentre,
     bures_wasserstein_map,
     gaussian_w2,
 )
@@ -46,14 +53,14 @@ from statcore.ot.solver import sinkhorn, sinkhorn_divergence, sinkhorn_points
 __all__ = [
     "METRICS",
     "BoxSinkhornResult",
-    "BuresBarycenterResult",
+    "BuresBarycentreResult",
     "ClientStatistics",
     "CommonPCA",
     "GaussianMap",
     "LinearProbeResult",
     "SLOTAlign",
     "SLOTAlignResult",
-    "bures_wasserstein_barycenter",
+    "bures_wasserstein_barycentre",
     "bures_wasserstein_map",
     "cosine_tau_schedule",
     "federated_linear_probe",
@@ -67,3 +74,5 @@ __all__ = [
     "sinkhorn_divergence",
     "sinkhorn_points",
 ]
+
+__getattr__ = renamed_names(__name__, RENAMED)

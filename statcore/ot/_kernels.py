@@ -115,6 +115,38 @@ def _row_costs(x, i, yt, code, buf):
             buf[j] /= d
 
 
+@njit(inline="always")
+def _reduced(value, top):
+    """``(k, r)`` with ``max(value - top, _LOW) = k ln 2 + r``, ``|r| <= ln(2)/2`` (Cody-Waite)."""
+    t = max(value - top, _LOW)
+    k = math.floor(t * _LOG2E + 0.5)
+    return k, (t - k * _LN2_HI) - k * _LN2_LO
+
+
+@njit(inline="always")
+def _taylor_low(p, r):
+    """Horner steps of the Taylor polynomial of ``e^r`` below ``r^7``, given the part above."""
+    p = p * r + _C6
+    p = p * r + _C5
+    p = p * r + _C4
+    p = p * r + _C3
+    p = p * r + _C2
+    p = p * r + 1.0
+    return p * r + 1.0
+
+
+@njit(inline="always")
+def _scale_by_powers(values, top, out, powers):
+    """Multiply ``out_j`` by ``2^k_j`` through its exponent bits (``powers_j = k_j << 52``) and
+    zero the entries below ``top + _LOW``."""
+    bits = out.view(np.int64)
+    for j in range(values.shape[0]):
+        bits[j] += powers[j]
+    for j in range(values.shape[0]):
+        if values[j] - top <= _LOW:
+            out[j] = 0.0
+
+
 @njit
 def _exp_shifted(values, top, out, powers):
     """``out_j = exp(values_j - top)`` for ``values_j <= top`` (0 below ``top + _LOW``).
@@ -123,56 +155,27 @@ def _exp_shifted(values, top, out, powers):
     factor ``2^k`` is added to the exponent bits through an integer view of ``out``
     (``powers`` is an int64 scratch row). Max relative error about 2e-16.
     """
-    m = values.shape[0]
-    for j in range(m):
-        t = max(values[j] - top, _LOW)
-        k = math.floor(t * _LOG2E + 0.5)
-        r = (t - k * _LN2_HI) - k * _LN2_LO
+    for j in range(values.shape[0]):
+        k, r = _reduced(values[j], top)
         p = _C13 * r + _C12
         p = p * r + _C11
         p = p * r + _C10
         p = p * r + _C9
         p = p * r + _C8
-        p = p * r + _C7
-        p = p * r + _C6
-        p = p * r + _C5
-        p = p * r + _C4
-        p = p * r + _C3
-        p = p * r + _C2
-        p = p * r + 1.0
-        out[j] = p * r + 1.0
+        out[j] = _taylor_low(p * r + _C7, r)
         powers[j] = np.int64(k) << 52
-    bits = out.view(np.int64)
-    for j in range(m):
-        bits[j] += powers[j]
-    for j in range(m):
-        if values[j] - top <= _LOW:
-            out[j] = 0.0
+    _scale_by_powers(values, top, out, powers)
 
 
 @njit
 def _exp_shifted_coarse(values, top, out, powers):
     """:func:`_exp_shifted` with a degree-7 polynomial: relative error below 1e-8, under the
     rounding of a float32 kernel (6e-8), at about half the arithmetic."""
-    m = values.shape[0]
-    for j in range(m):
-        t = max(values[j] - top, _LOW)
-        k = math.floor(t * _LOG2E + 0.5)
-        r = (t - k * _LN2_HI) - k * _LN2_LO
-        p = _C7 * r + _C6
-        p = p * r + _C5
-        p = p * r + _C4
-        p = p * r + _C3
-        p = p * r + _C2
-        p = p * r + 1.0
-        out[j] = p * r + 1.0
+    for j in range(values.shape[0]):
+        k, r = _reduced(values[j], top)
+        out[j] = _taylor_low(_C7, r)
         powers[j] = np.int64(k) << 52
-    bits = out.view(np.int64)
-    for j in range(m):
-        bits[j] += powers[j]
-    for j in range(m):
-        if values[j] - top <= _LOW:
-            out[j] = 0.0
+    _scale_by_powers(values, top, out, powers)
 
 
 @njit
@@ -522,20 +525,25 @@ def pairwise_points_parallel(x, yt, code):
     return out
 
 
+@njit(inline="always")
+def _log_sum_exp(potential, costs, inv_eps):
+    """``log sum_k exp((potential_k - costs_k) / eps)``, shifted by its largest term."""
+    top = -np.inf
+    for k in range(costs.shape[0]):
+        top = max(top, (potential[k] - costs[k]) * inv_eps)
+    total = 0.0
+    for k in range(costs.shape[0]):
+        total += math.exp((potential[k] - costs[k]) * inv_eps - top)
+    return top + math.log(total)
+
+
 @njit
 def _box_row_potentials(cost, g, eps_log_a, eps, out):
     """``out_i = eps log a_i - eps log sum_j exp((g_j - C_ij) / eps)``: the exact row update
     of the box problem (rows of the plan then sum to ``a``)."""
-    n, m = cost.shape
     inv_eps = 1.0 / eps
-    for i in range(n):
-        top = -np.inf
-        for j in range(m):
-            top = max(top, (g[j] - cost[i, j]) * inv_eps)
-        total = 0.0
-        for j in range(m):
-            total += math.exp((g[j] - cost[i, j]) * inv_eps - top)
-        out[i] = eps_log_a[i] - eps * (top + math.log(total))
+    for i in range(cost.shape[0]):
+        out[i] = eps_log_a[i] - eps * _log_sum_exp(g, cost[i], inv_eps)
 
 
 @njit
@@ -543,16 +551,9 @@ def _box_col_potentials(cost_t, f, log_lower, log_upper, eps, g):
     """The exact maximisation of the dual in each column potential, the clipped scaling
     ``g_j = min(max(0, eps (log l_j - r_j)), eps (log u_j - r_j))`` with
     ``r_j = log sum_i exp((f_i - C_ij) / eps)`` (``cost_t`` is the (m, n) transpose)."""
-    m, n = cost_t.shape
     inv_eps = 1.0 / eps
-    for j in range(m):
-        top = -np.inf
-        for i in range(n):
-            top = max(top, (f[i] - cost_t[j, i]) * inv_eps)
-        total = 0.0
-        for i in range(n):
-            total += math.exp((f[i] - cost_t[j, i]) * inv_eps - top)
-        r = top + math.log(total)
+    for j in range(cost_t.shape[0]):
+        r = _log_sum_exp(f, cost_t[j], inv_eps)
         g[j] = min(max(0.0, eps * (log_lower[j] - r)), eps * (log_upper[j] - r))
 
 
@@ -638,11 +639,12 @@ _NEWTON_LOCAL = 1e-6
 
 
 @njit
-def _box_search(cost, a, lower, upper, eps, g, direction, residual, value, trial, trial_p, cols):
+def _box_search(cost, a, lower, upper, eps, g, direction, residual, value, scratch):
     """Backtracking (Armijo) along ``direction`` from ``g``, stopping at the first kink
     (a ``g_j`` with ``l_j < u_j`` changing sign) it would cross. Returns the accepted value,
-    or NaN when none of 40 halvings ascends; ``trial``, ``trial_p`` and ``cols`` hold the
-    accepted point's potentials, softmax rows and columns."""
+    or NaN when none of 40 halvings ascends; ``scratch = (trial, trial_p, cols)`` receives
+    the accepted point's potentials, softmax rows and columns."""
+    trial, trial_p, cols = scratch
     m = g.shape[0]
     length, kink = 1.0, -1
     for j in range(m):
@@ -707,6 +709,7 @@ def box_newton(cost, a, lower, upper, eps, g, maxiter, tol):
     p, trial_p = np.empty((n, m)), np.empty((n, m))
     colsum, trial_cols, residual = np.empty(m), np.empty(m), np.empty(m)
     trial, direction = np.empty(m), np.empty(m)
+    scratch = (trial, trial_p, trial_cols)
     value = _box_reduced(cost, a, g, eps, lower, upper, p, colsum)
     error = _box_residual(g, colsum, lower, upper, residual)
     n_iter = 0
@@ -751,35 +754,13 @@ def box_newton(cost, a, lower, upper, eps, g, maxiter, tol):
                 break
         else:
             new_value = _box_search(
-                cost,
-                a,
-                lower,
-                upper,
-                eps,
-                g,
-                direction,
-                residual,
-                value,
-                trial,
-                trial_p,
-                trial_cols,
+                cost, a, lower, upper, eps, g, direction, residual, value, scratch
             )
         if np.isnan(new_value):
             for j in range(m):
                 direction[j] = residual[j] / hess[j, j]
             new_value = _box_search(
-                cost,
-                a,
-                lower,
-                upper,
-                eps,
-                g,
-                direction,
-                residual,
-                value,
-                trial,
-                trial_p,
-                trial_cols,
+                cost, a, lower, upper, eps, g, direction, residual, value, scratch
             )
             if np.isnan(new_value):
                 break

@@ -19,6 +19,7 @@ to the nearer bound. ``l = u = b`` is Sinkhorn with target ``b``; ``l = 0, u = i
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -26,9 +27,10 @@ import numpy as np
 import pandas as pd
 
 from statcore.ot import _kernels
+from statcore.ot.results import PlanResultMixin, plot_plan
 from statcore.ot.solver import check_solver_options
 from statcore.results import IterationRecord, Results
-from statcore.results.plotting import get_ax, plot_matrix
+from statcore.results.plotting import get_ax
 from statcore.validation import (
     as_float_array,
     check_option,
@@ -142,21 +144,14 @@ def _plot_columns(results, ax=None, **kwargs):
     return ax
 
 
-def _plot_plan(results, ax=None, **kwargs):
-    """The plan as an image: mass of row i placed in column j."""
-    return plot_matrix(
-        results.plan,
-        ax,
-        xlabel="column j",
-        ylabel="row i",
-        label="mass",
-        title=f"box-constrained entropic plan (epsilon = {results.epsilon:g})",
-        **kwargs,
-    )
+#: the plan as an image: mass of row i placed in column j
+_plot_plan = functools.partial(
+    plot_plan, rows="row i", columns="column j", title="box-constrained entropic plan"
+)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class BoxSinkhornResult(Results):
+class BoxSinkhornResult(PlanResultMixin, Results):
     """The solution of an entropic transport problem with box column marginals.
 
     Parameters
@@ -198,11 +193,6 @@ class BoxSinkhornResult(Results):
     _plots: ClassVar[dict] = {"columns": _plot_columns, "plan": _plot_plan}
 
     @property
-    def potentials(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(f, g)``."""
-        return self.f, self.g
-
-    @property
     def active(self) -> np.ndarray:
         """Per column, the bound its potential enforces: ``"lower"`` (``g_j > 0``),
         ``"upper"`` (``g_j < 0``) or ``"interior"`` (``g_j = 0``)."""
@@ -221,16 +211,6 @@ class BoxSinkhornResult(Results):
                 "active": self.active,
             }
         )
-
-    def glance(self) -> pd.DataFrame:
-        row = super().glance()
-        row["n_rows"] = len(self.a)
-        row["n_columns"] = len(self.g)
-        row["epsilon"] = self.epsilon
-        row["transport_cost"] = self.transport_cost
-        row["objective"] = self.objective
-        row["marginal_error"] = self.marginal_error
-        return row
 
     def _repr_lines(self) -> list[str]:
         counts = {s: int((self.active == s).sum()) for s in ("lower", "upper")}

@@ -1,4 +1,4 @@
-"""Optimal transport between Gaussians: the Bures-Wasserstein barycenter, maps and distance.
+"""Optimal transport between Gaussians: the Bures-Wasserstein barycentre, maps and distance.
 
 For Gaussians ``N(m, C)`` the 2-Wasserstein geometry is explicit: the distance is
 
@@ -6,7 +6,7 @@ For Gaussians ``N(m, C)`` the 2-Wasserstein geometry is explicit: the distance i
 
 the optimal map from ``N(m_s, C_s)`` to ``N(m_t, C_t)`` is the affine ``x -> A (x - m_s) + m_t``
 with the symmetric positive definite
-``A = C_s^{-1/2} (C_s^{1/2} C_t C_s^{1/2})^{1/2} C_s^{-1/2}``, and the weighted barycenter of
+``A = C_s^{-1/2} (C_s^{1/2} C_t C_s^{1/2})^{1/2} C_s^{-1/2}``, and the weighted barycentre of
 ``N(m_k, C_k)`` is ``N(sum_k w_k m_k, S)`` with ``S`` the unique SPD solution of
 ``S = sum_k w_k (S^{1/2} C_k S^{1/2})^{1/2}`` (Agueh and Carlier, 2011).
 
@@ -32,6 +32,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from statcore.compat import renamed_names
 from statcore.results import IterationRecord, Results
 from statcore.results.plotting import get_ax
 from statcore.validation import (
@@ -84,30 +85,36 @@ def _check_covariances(covs, *, name: str, dim: int | None = None, stack: bool =
             f"`{name}` must be {dim} x {dim} to match the means' dimension; got "
             f"{mats.shape[1]} x {mats.shape[2]}"
         )
+
+    def refuse(bad, problem):
+        """Raise for the first matrix flagged in ``bad``, naming it within a stack."""
+        if bad.size:
+            k = int(bad[0])
+            where = f"`{name}[{k}]`" if stack else f"`{name}`"
+            raise ValueError(f"{where} must be {problem(k)}")
+
     scale = np.abs(mats).max(axis=(1, 2))
     asym = np.abs(mats - np.swapaxes(mats, 1, 2)).max(axis=(1, 2))
-    bad = np.flatnonzero(asym > _SYMMETRY_RTOL * np.maximum(scale, np.finfo(float).tiny))
-    if bad.size:
-        k = int(bad[0])
-        where = f"`{name}[{k}]`" if stack else f"`{name}`"
-        raise ValueError(
-            f"{where} must be symmetric; its largest asymmetry |C - C^T| is {asym[k]:.3g} "
-            f"against entries up to {scale[k]:.3g}"
-        )
+    refuse(
+        np.flatnonzero(asym > _SYMMETRY_RTOL * np.maximum(scale, np.finfo(float).tiny)),
+        lambda k: (
+            f"symmetric; its largest asymmetry |C - C^T| is {asym[k]:.3g} against entries up "
+            f"to {scale[k]:.3g}"
+        ),
+    )
     mats = _symmetrise(mats)
     vals, vecs = np.linalg.eigh(mats)
     # Positive definite with room for the square roots: the smallest eigenvalue above
     # rounding's reach (d * eps relative to the largest), where C^{-1/2} is still meaningful.
     floor = mats.shape[1] * np.finfo(float).eps * np.maximum(vals[:, -1], np.finfo(float).tiny)
-    bad = np.flatnonzero(vals[:, 0] <= floor)
-    if bad.size:
-        k = int(bad[0])
-        where = f"`{name}[{k}]`" if stack else f"`{name}`"
-        raise ValueError(
-            f"{where} must be symmetric positive definite; its smallest eigenvalue is "
-            f"{vals[k, 0]:.3g} (largest {vals[k, -1]:.3g}). Shrink the estimate (Ledoit-Wolf) or "
-            "add a small ridge to the diagonal"
-        )
+    refuse(
+        np.flatnonzero(vals[:, 0] <= floor),
+        lambda k: (
+            f"symmetric positive definite; its smallest eigenvalue is {vals[k, 0]:.3g} (largest "
+            f"{vals[k, -1]:.3g}). Shrink the estimate (Ledoit-Wolf) or add a small ridge to the "
+            "diagonal"
+        ),
+    )
     return (mats, vals, vecs) if stack else (mats[0], vals[0], vecs[0])
 
 
@@ -260,13 +267,13 @@ def _plot_convergence(results, ax=None, **kwargs):
         ax.legend()
     ax.set_xlabel("iteration")
     ax.set_ylabel("relative fixed-point residual")
-    ax.set_title("Bures-Wasserstein barycenter")
+    ax.set_title("Bures-Wasserstein barycentre")
     return ax
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class BuresBarycenterResult(Results):
-    """The Bures-Wasserstein barycenter ``N(mean, covariance)`` of weighted Gaussians.
+class BuresBarycentreResult(Results):
+    """The Bures-Wasserstein barycentre ``N(mean, covariance)`` of weighted Gaussians.
 
     Parameters
     ----------
@@ -291,7 +298,7 @@ class BuresBarycenterResult(Results):
     _plots: ClassVar[dict] = {"convergence": _plot_convergence}
 
     def tidy(self) -> pd.DataFrame:
-        """``term, estimate``: the residual, the barycenter's trace and log-determinant."""
+        """``term, estimate``: the residual, the barycentre's trace and log-determinant."""
         _, logdet = np.linalg.slogdet(self.covariance)
         return pd.DataFrame(
             {
@@ -315,7 +322,7 @@ class BuresBarycenterResult(Results):
         ]
 
 
-def bures_wasserstein_barycenter(
+def bures_wasserstein_barycentre(
     means,
     covs,
     weights=None,
@@ -323,8 +330,8 @@ def bures_wasserstein_barycenter(
     init=None,
     maxiter: int = 200,
     tol: float = 1e-10,
-) -> BuresBarycenterResult:
-    """The 2-Wasserstein barycenter of Gaussians ``N(means[k], covs[k])`` with weights ``w``.
+) -> BuresBarycentreResult:
+    """The 2-Wasserstein barycentre of Gaussians ``N(means[k], covs[k])`` with weights ``w``.
 
     The mean is ``sum_k w_k m_k``; the covariance ``S`` solves
     ``S = sum_k w_k (S^{1/2} C_k S^{1/2})^{1/2}`` and is found by the fixed point of
@@ -344,7 +351,7 @@ def bures_wasserstein_barycenter(
     weights : array_like of shape (K,), optional
         Non-negative weights (normalised here); default uniform.
     init : array_like of shape (d, d), optional
-        The starting covariance (warm start, e.g. the barycenter of a previous round). Default
+        The starting covariance (warm start, e.g. the barycentre of a previous round). Default
         ``(sum_k w_k C_k^{1/2})^2``, which is the exact answer when the covariances commute and
         a close start otherwise.
     maxiter : int
@@ -356,7 +363,7 @@ def bures_wasserstein_barycenter(
 
     Returns
     -------
-    BuresBarycenterResult
+    BuresBarycentreResult
         ``mean``, ``covariance``, ``weights``, ``residual`` and the iteration record
         (``converged``, ``n_iter``, ``iterations.history`` with the residual per iteration).
         Non-convergence warns :class:`~statcore.exceptions.ConvergenceWarning`.
@@ -403,7 +410,7 @@ def bures_wasserstein_barycenter(
         S = _symmetrise(S_inv_root @ (M @ M) @ S_inv_root)
     n_iter = len(residuals)
     record = IterationRecord.from_run(
-        function="bures_wasserstein_barycenter",
+        function="bures_wasserstein_barycentre",
         n_iter=n_iter,
         maxiter=maxiter,
         tol=tol,
@@ -412,8 +419,8 @@ def bures_wasserstein_barycenter(
         diverged=not np.isfinite(residual),
         history=pd.DataFrame({"iteration": np.arange(1, n_iter + 1), "residual": residuals}),
     )
-    return BuresBarycenterResult(
-        method="Bures-Wasserstein barycenter (fixed point)",
+    return BuresBarycentreResult(
+        method="Bures-Wasserstein barycentre (fixed point)",
         nobs=K,
         mean=w @ m,
         covariance=S,
@@ -422,3 +429,11 @@ def bures_wasserstein_barycenter(
         iterations=record,
         wall_time_s=time.perf_counter() - start,
     )
+
+
+#: the names before the one spelling "centre" (one release, with a FutureWarning)
+RENAMED = {
+    "bures_wasserstein_barycenter": "bures_wasserstein_barycentre",
+    "BuresBarycenterResult": "BuresBarycentreResult",
+}
+__getattr__ = renamed_names(__name__, RENAMED)

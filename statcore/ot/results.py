@@ -13,23 +13,70 @@ from statcore.results import Results
 from statcore.results.plotting import plot_matrix
 
 
-def _plot_plan(results, ax=None, **kwargs):
-    """The transport plan as an image: mass moved from source point i to target point j."""
+def plot_plan(
+    results,
+    ax=None,
+    *,
+    rows: str = "source point i",
+    columns: str = "target point j",
+    title: str = "entropic plan",
+    **kwargs,
+):
+    """The transport plan of an entropic OT result as an image: the mass row i moves to column j.
+
+    Parameters
+    ----------
+    results : SinkhornResult or BoxSinkhornResult
+        A result that holds its ``plan`` and ``epsilon``.
+    ax : matplotlib Axes, optional
+    rows, columns : str
+        Axis labels.
+    title : str
+        The title, to which ``epsilon`` is added.
+    **kwargs
+        Passed to :func:`statcore.results.plotting.plot_matrix`.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
     if results.plan is None:
         raise ValueError("this result holds no plan; solve with `plan=True` to draw it")
     return plot_matrix(
         results.plan,
         ax,
-        xlabel="target point j",
-        ylabel="source point i",
+        xlabel=columns,
+        ylabel=rows,
         label="mass",
-        title=f"entropic plan (epsilon = {results.epsilon:g})",
+        title=f"{title} (epsilon = {results.epsilon:g})",
         **kwargs,
     )
 
 
+class PlanResultMixin:
+    """What every entropic-plan result (``f``, ``g``, ``epsilon``, ``transport_cost``,
+    ``objective``, ``marginal_error``) reports the same way: ``potentials`` and the ``glance``
+    columns. ``_size_columns`` names the glance columns of the row and column counts."""
+
+    _size_columns: ClassVar[tuple[str, str]] = ("n_rows", "n_columns")
+
+    @property
+    def potentials(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(f, g)``."""
+        return self.f, self.g
+
+    def glance(self) -> pd.DataFrame:
+        row = super().glance()
+        rows, columns = self._size_columns
+        row[rows] = len(self.f)
+        row[columns] = len(self.g)
+        for name in ("epsilon", "transport_cost", "objective", "marginal_error"):
+            row[name] = getattr(self, name)
+        return row
+
+
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class SinkhornResult(Results):
+class SinkhornResult(PlanResultMixin, Results):
     """The solution of an entropic optimal transport problem.
 
     Parameters
@@ -61,12 +108,8 @@ class SinkhornResult(Results):
     epsilon: float
     marginal_error: float
 
-    _plots: ClassVar[dict] = {"plan": _plot_plan}
-
-    @property
-    def potentials(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(f, g)``."""
-        return self.f, self.g
+    _plots: ClassVar[dict] = {"plan": plot_plan}
+    _size_columns: ClassVar[tuple[str, str]] = ("n_source", "n_target")
 
     def tidy(self) -> pd.DataFrame:
         """``term, estimate``: transport cost, objective and marginal error."""
@@ -76,16 +119,6 @@ class SinkhornResult(Results):
                 "estimate": [self.transport_cost, self.objective, self.marginal_error],
             }
         )
-
-    def glance(self) -> pd.DataFrame:
-        row = super().glance()
-        row["n_source"] = len(self.a)
-        row["n_target"] = len(self.b)
-        row["epsilon"] = self.epsilon
-        row["transport_cost"] = self.transport_cost
-        row["objective"] = self.objective
-        row["marginal_error"] = self.marginal_error
-        return row
 
     def _repr_lines(self) -> list[str]:
         return [

@@ -1,8 +1,8 @@
-"""SLOT-Align: one-shot federated feature alignment through Bures-Wasserstein barycenters.
+"""SLOT-Align: one-shot federated feature alignment through Bures-Wasserstein barycentres.
 
 Each client summarises its frozen-encoder features by their mean and Ledoit-Wolf covariance
-(and its sample count); the server forms the Bures-Wasserstein barycenter of these Gaussians
-and returns to each client the optimal affine map from its Gaussian to the barycenter. A client
+(and its sample count); the server forms the Bures-Wasserstein barycentre of these Gaussians
+and returns to each client the optimal affine map from its Gaussian to the barycentre. A client
 moves its features a fraction ``tau`` of the way along the W2 geodesic (McCann interpolation),
 ``x -> (1 - tau) x + tau T_k(x)``, before training its part of a one-shot federated model.
 Optionally all clients first share a common PCA basis assembled from sufficient statistics
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -32,14 +31,19 @@ import numpy as np
 import pandas as pd
 
 from statcore.base import Estimator
-from statcore.compat import import_optional
-from statcore.distributed import borrowed_backend
+from statcore.compat import renamed_attribute
+from statcore.distributed import (
+    as_dask_array,
+    borrowed_backend,
+    compute_delayed,
+    is_dask_backend,
+)
 from statcore.ot.bures import (
-    BuresBarycenterResult,
+    BuresBarycentreResult,
     GaussianMap,
     _check_covariances,
     _map_from_roots,
-    bures_wasserstein_barycenter,
+    bures_wasserstein_barycentre,
     gaussian_w2,
 )
 from statcore.results import Results
@@ -209,20 +213,6 @@ class _ClientTask:
         return ledoit_wolf(x, eigen_floor=self.eigen_floor)
 
 
-def _dask_array(obj):
-    if "dask.array" not in sys.modules:
-        return None
-    da = sys.modules["dask.array"]
-    return obj if isinstance(obj, da.Array) else None
-
-
-def _is_dask(backend) -> bool:
-    distributed = sys.modules.get("distributed")
-    return backend == "dask" or (
-        distributed is not None and isinstance(backend, distributed.Client)
-    )
-
-
 def _run_clients(data, task: _ClientTask, backend) -> list:
     """``task`` on every client's features, on the backend; a dask array's row chunks are the
     clients and are reduced where they live."""
@@ -234,13 +224,10 @@ def _run_clients(data, task: _ClientTask, backend) -> list:
     blocks = list(data.rechunk({1: -1}).to_delayed().ravel())
     if backend is None:
         return [task(block.compute()) for block in blocks]
-    if not _is_dask(backend):
+    if not is_dask_backend(backend):
         with borrowed_backend(backend) as pool:
             return pool.map(task, [block.compute() for block in blocks])
-    dask = import_optional("dask", "dist")
-    with borrowed_backend(backend) as pool:
-        jobs = [dask.delayed(task)(block) for block in blocks]
-        return pool.client.gather(pool.client.compute(jobs))
+    return compute_delayed(task, blocks, backend)
 
 
 def cosine_tau_schedule(n_steps: int, tau_max: float, tau_min: float = 0.0) -> np.ndarray:
@@ -273,19 +260,19 @@ def cosine_tau_schedule(n_steps: int, tau_max: float, tau_min: float = 0.0) -> n
 
 
 def _plot_distances(results, ax=None, **kwargs):
-    """W2 distance of each client's Gaussian to the barycenter (before alignment)."""
+    """W2 distance of each client's Gaussian to the barycentre (before alignment)."""
     ax = get_ax(ax)
     table = results.tidy()
-    ax.bar(table["client"].astype(str), table["w2_to_barycenter"], **kwargs)
+    ax.bar(table["client"].astype(str), table["w2_to_barycentre"], **kwargs)
     ax.set_xlabel("client")
-    ax.set_ylabel("W2 to barycenter")
-    ax.set_title("SLOT-Align: distance to the barycenter (tau moves a share tau of it)")
+    ax.set_ylabel("W2 to barycentre")
+    ax.set_title("SLOT-Align: distance to the barycentre (tau moves a share tau of it)")
     return ax
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
 class SLOTAlignResult(Results):
-    """Per-client affine maps to the Bures-Wasserstein barycenter of the clients' Gaussians.
+    """Per-client affine maps to the Bures-Wasserstein barycentre of the clients' Gaussians.
 
     Parameters
     ----------
@@ -293,21 +280,22 @@ class SLOTAlignResult(Results):
         Client names, in order.
     statistics : tuple of ClientStatistics
         What each client sent (in the PCA basis when one was used).
-    barycenter : BuresBarycenterResult
-        The barycenter and its convergence record (also this result's ``iterations``).
+    barycentre : BuresBarycentreResult
+        The barycentre and its convergence record (also this result's ``iterations``).
     maps : dict
-        Client name -> :class:`~statcore.ot.bures.GaussianMap` to the barycenter.
+        Client name -> :class:`~statcore.ot.bures.GaussianMap` to the barycentre.
     pca : CommonPCA or None
         The common basis, when ``fit(pca=...)`` asked for one.
     """
 
     clients: tuple
     statistics: tuple
-    barycenter: BuresBarycenterResult
+    barycentre: BuresBarycentreResult
     maps: dict
     pca: CommonPCA | None = None
 
     _plots: ClassVar[dict] = {"distances": _plot_distances}
+    barycenter = renamed_attribute("barycenter", "barycentre")
 
     def map(self, client) -> GaussianMap:
         """The full map of ``client`` (in the PCA basis when one was used)."""
@@ -316,7 +304,7 @@ class SLOTAlignResult(Results):
         return self.maps[client]
 
     def transform(self, features, client, tau: float = 0.4) -> np.ndarray:
-        """Move ``client``'s features a share ``tau`` of the way to the barycenter.
+        """Move ``client``'s features a share ``tau`` of the way to the barycentre.
 
         Parameters
         ----------
@@ -343,9 +331,9 @@ class SLOTAlignResult(Results):
         return T(x, tau=tau)
 
     def tidy(self) -> pd.DataFrame:
-        """One row per client: ``client, n, weight, shrinkage, w2_to_barycenter, map_shift``
+        """One row per client: ``client, n, weight, shrinkage, w2_to_barycentre, map_shift``
         (``map_shift``: ``|A - I|_F``, how far the linear part is from the identity)."""
-        bar = self.barycenter
+        bar = self.barycentre
         rows = []
         for name, stat, weight in zip(self.clients, self.statistics, bar.weights, strict=True):
             A = self.maps[name].matrix
@@ -355,7 +343,7 @@ class SLOTAlignResult(Results):
                     "n": stat.n,
                     "weight": weight,
                     "shrinkage": stat.shrinkage,
-                    "w2_to_barycenter": gaussian_w2(
+                    "w2_to_barycentre": gaussian_w2(
                         stat.mean, stat.covariance, bar.mean, bar.covariance
                     ),
                     "map_shift": float(np.linalg.norm(A - np.eye(len(A)))),
@@ -366,22 +354,22 @@ class SLOTAlignResult(Results):
     def glance(self) -> pd.DataFrame:
         row = super().glance()
         row["n_clients"] = len(self.clients)
-        row["dim"] = len(self.barycenter.mean)
+        row["dim"] = len(self.barycentre.mean)
         row["pca_rank"] = None if self.pca is None else self.pca.components.shape[1]
-        row["residual"] = self.barycenter.residual
+        row["residual"] = self.barycentre.residual
         return row
 
     def _repr_lines(self) -> list[str]:
         pca = "" if self.pca is None else f", PCA rank {self.pca.components.shape[1]}"
-        return [f"{len(self.clients)} clients, d={len(self.barycenter.mean)}{pca}"]
+        return [f"{len(self.clients)} clients, d={len(self.barycentre.mean)}{pca}"]
 
 
 class SLOTAlign(Estimator):
-    """SLOT-Align: align clients' frozen features to the Bures-Wasserstein barycenter.
+    """SLOT-Align: align clients' frozen features to the Bures-Wasserstein barycentre.
 
     Each client contributes only sufficient statistics: its sample count, mean and
     Ledoit-Wolf covariance (and, for the optional common PCA, its mean and scatter). The
-    server computes the weighted barycenter (weights proportional to the sample counts) and
+    server computes the weighted barycentre (weights proportional to the sample counts) and
     the optimal affine map ``T_k(x) = A_k x + b_k`` from each client's Gaussian to it;
     ``result.transform(X, client, tau)`` applies ``(1 - tau) x + tau T_k(x)``.
 
@@ -400,9 +388,9 @@ class SLOTAlign(Estimator):
     Fidelity: reconstruction from the authors' code ``daniebera/SLOT-Align``
     (``slotalign/statistics.py``: Ledoit-Wolf statistics with the eigenvalue floor
     ``1e-8 * max(1, tr / d)``, common PCA from within- plus between-client scatter at 99 %
-    variance; ``slotalign/alignment.py``: barycenter with sample-count weights and
+    variance; ``slotalign/alignment.py``: barycentre with sample-count weights and
     Bures-Wasserstein maps; ``slotalign/alignment.apply_partial_transport``: the partial map).
-    The authors call POT's barycenter fixed point; here the faster fixed point of
+    The authors call POT's barycentre fixed point; here the faster fixed point of
     Alvarez-Esteban et al. (2016), which has the same solution, is used. The paper text
     itself was not read.
 
@@ -413,11 +401,11 @@ class SLOTAlign(Estimator):
     Anal. 43(2), 904-924.
     """
 
-    method_name = "SLOT-Align (Bures-Wasserstein barycenter alignment)"
+    method_name = "SLOT-Align (Bures-Wasserstein barycentre alignment)"
 
     def __init__(self, clients):
         self._stats = None
-        dask_array = _dask_array(clients)
+        dask_array = as_dask_array(clients)
         if dask_array is not None:
             if dask_array.ndim != 2:
                 raise ValueError(f"`clients` must be a 2-D dask array; got {dask_array.ndim}-D")
@@ -489,7 +477,7 @@ class SLOTAlign(Estimator):
         tol: float = 1e-10,
         backend=None,
     ) -> SLOTAlignResult:
-        """Collect the clients' statistics, form the barycenter and the per-client maps.
+        """Collect the clients' statistics, form the barycentre and the per-client maps.
 
         Parameters
         ----------
@@ -500,8 +488,8 @@ class SLOTAlign(Estimator):
         eigen_floor : float
             Relative eigenvalue floor of the Ledoit-Wolf covariances.
         maxiter, tol
-            Of the barycenter's fixed point (see
-            :func:`~statcore.ot.bures.bures_wasserstein_barycenter`).
+            Of the barycentre's fixed point (see
+            :func:`~statcore.ot.bures.bures_wasserstein_barycentre`).
         backend : None, str, Backend or dask Client
             Where the clients' local statistics are computed
             (:func:`statcore.distributed.borrowed_backend`). With ``"dask"`` (or a Client)
@@ -529,7 +517,7 @@ class SLOTAlign(Estimator):
                 basis = _pca_from_scatters(scatters, pca)
             task = _ClientTask("gaussian", eigen_floor=eigen_floor, pca=basis)
             stats = tuple(_run_clients(self._data, task, backend))
-        bar = bures_wasserstein_barycenter(
+        bar = bures_wasserstein_barycentre(
             np.stack([s.mean for s in stats]),
             np.stack([s.covariance for s in stats]),
             np.array([s.n for s in stats], dtype=float),
@@ -547,7 +535,7 @@ class SLOTAlign(Estimator):
             **self._result_fields(),
             clients=self.names,
             statistics=tuple(stats),
-            barycenter=bar,
+            barycentre=bar,
             maps=maps,
             pca=basis,
             iterations=bar.iterations,

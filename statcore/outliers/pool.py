@@ -79,10 +79,11 @@ class DetectorPool:
 
     Notes
     -----
-    The paper's pool has 297 detectors; this one has 40 (8 x 5), the CPU-sized pool of the
-    method notes. Names are ``<Family>_<setting>``, so :func:`detector_family` recovers the
-    family. PyOD (the ``outliers`` extra) is needed only to *score* data (:func:`score_pool`);
-    MetaEns itself works on any score matrix with such names.
+    The paper's pool has 297 detectors; this one keeps its 8 families with 5 settings each
+    (40), a pool small enough to score on a CPU. Names are ``<Family>_<setting>``, so
+    :func:`detector_family` recovers the family. PyOD (the ``outliers`` extra) is needed only
+    to *score* data (:func:`score_pool`); MetaEns itself works on any score matrix with such
+    names.
     """
 
     families: tuple[str, ...] = tuple(_SETTINGS)

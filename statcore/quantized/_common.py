@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from statcore.quantized.mixing import MIXING_BOUNDS, mixing_bounds
+from statcore.quantized.mixing import MIXING_BOUNDS, POSITIVE, mixing_bounds
 from statcore.validation import (
     as_float_array,
     check_option,
@@ -159,7 +159,7 @@ def fixed_note(fix):
 
 def is_log_scale(family, name):
     """Whether a parameter is positive, and so optimised on the log scale."""
-    return name in ("sigma", "nu", "alpha_bar") or (family == "vg" and name == "lam")
+    return name in POSITIVE or (family == "vg" and name == "lam")
 
 
 def free_vcov(sub, names, free):

@@ -155,7 +155,7 @@ class QuantizedMatrixCompletion(Estimator):
 
     ``X_ij = M_ij + eps_ij`` with ``rank M = r`` and NVMM errors; the code ``Q(X_ij)`` is
     recorded for the observed entries. The fit maximises the exact likelihood of the observed
-    cells over (M, sigma, nu) (see the module notes for the ECM steps).
+    cells over (M, sigma, nu) (see the module docstring for the ECM steps).
 
     Parameters
     ----------
@@ -341,7 +341,7 @@ class QuantizedMatrixCompletion(Estimator):
 
     def _ecm_map(self, rng):
         """``(step, loglik, pack, unpack)`` of the ECM over the balanced factors of M, log sigma
-        and log nu (see the module notes for the steps)."""
+        and log nu (see the module docstring for the steps)."""
         fam = self.family
         n1, n2 = self.shape
         rows, cols = self._rows, self._cols

@@ -43,9 +43,9 @@ MIXING_PARAMS = {
     "vg": ("lam",),
     "gh": ("lam", "alpha_bar"),
 }
-#: starting values of the mixing parameters (ghyp starts the t at nu = 3.5; the notes at 5)
+#: starting values of the mixing parameters (nu = 5 for the t and skew t; ghyp starts at 3.5)
 MIXING_START = {"nu": 5.0, "alpha_bar": 1.0, "lam": 1.0}
-#: parameters that must stay positive (optimised on the log scale)
+#: parameters that must stay positive (optimised on the log scale; also ``lam`` of the VG)
 POSITIVE = {"nu", "alpha_bar", "sigma"}
 #: lam of the VG must be positive; of the GH it is free
 MIXING_BOUNDS = {"nu": (0.05, 1000.0), "alpha_bar": (1e-4, 500.0), "lam": (-50.0, 50.0)}

@@ -42,7 +42,7 @@ class QuantizedRegression(Model):
 
     Notes
     -----
-    CM steps (the notes' regression variant): with the E-step moments
+    CM steps (the regression variant of the ECM, a reconstruction): with the E-step moments
     ``delta_i = E[1/W]``, ``eta_i = E[W]``, ``f_i = E[Z]``, ``e_i = E[Z/W]``, ``s_i = E[Z^2/W]``,
     ``(beta, gamma)`` solve ``[sum delta a a', sum a; sum a', sum eta] [beta; gamma] =
     [sum a e; sum f]`` and ``sigma^2 = n^-1 sum (s - 2 e a'beta + delta (a'beta)^2

@@ -1,4 +1,11 @@
-"""Data-generating designs of the notes' reference runs (draws from the caller's Generator)."""
+"""Data-generating designs for the NVMM quantized-data ECM: univariate NVMM draws, multivariate t
+draws and a linear regression with t errors, each from the caller's Generator.
+
+References
+----------
+Inference from quantized data under the normal variance-mean mixture (NVMM) framework
+(ICML 2026). The designs are a reconstruction of its simulation settings, not its code.
+"""
 
 from __future__ import annotations
 
@@ -89,7 +96,8 @@ def rmvt(n, Sigma, *, nu=None, mean=None, random_state=None):
 
 
 def regression_design(n=2000, p=5, *, nu=3.0, scale=1.0, random_state=None):
-    """``z = A beta + eps``, ``eps ~ scale * t_nu``, A standard normal, beta fixed (notes, A7.9)."""
+    """``z = A beta + eps``, ``eps ~ scale * t_nu``, A standard normal, ``beta`` evenly spaced
+    from 1.25 to -0.75 (a reconstruction of the paper's regression setting)."""
     rng = check_random_state(random_state)
     n = check_positive_int(n, name="n")
     p = check_positive_int(p, name="p")

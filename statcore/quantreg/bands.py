@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from statcore.compat import renamed_keywords
 from statcore.results.plotting import term_axes
 from statcore.validation import check_alpha, check_option, check_positive_int, check_random_state
 
@@ -155,6 +156,20 @@ def _check_band_options(alpha, kind, scope, n_draws):
     return alpha, n_draws
 
 
+def prediction_band_options(alpha, kind, rearrange, n_draws, random_state) -> dict:
+    """The checked options of a band over predicted curves, as keywords of
+    :func:`process_band`."""
+    alpha, n_draws = _check_band_options(alpha, kind, "term", n_draws)
+    return {
+        "alpha": alpha,
+        "kind": kind,
+        "rearrange": bool(rearrange),
+        "n_draws": n_draws,
+        "random_state": random_state,
+    }
+
+
+@renamed_keywords(rearrange_band="rearrange")
 def conf_band(
     results,
     alpha: float = 0.05,
@@ -162,11 +177,16 @@ def conf_band(
     kind: str = "uniform",
     terms=None,
     scope: str = "term",
-    rearrange_band: bool = False,
+    rearrange: bool = False,
     n_draws: int = DEFAULT_DRAWS,
     random_state=0,
 ) -> pd.DataFrame:
     """Pointwise or uniform-in-level confidence bands for the coefficient curves.
+
+    Also the ``conf_band`` method of multi-level quantile regression results. The uniform
+    critical value is the ``1 - alpha`` quantile of the sup over levels of the standardised
+    Gaussian process whose covariance across levels is ``vcov`` (``n_draws`` draws seeded by
+    ``random_state``), or of the sup-t statistic over bootstrap replicates for a bootstrap fit.
 
     Parameters
     ----------
@@ -182,9 +202,10 @@ def conf_band(
     scope : {"term", "all"}
         ``"term"``: each term's band is uniform over the levels; ``"all"``: one critical value
         for all the chosen terms and levels together.
-    rearrange_band : bool
+    rearrange : bool
         Rearrange the estimate and both ends of the band over the levels (see
         :func:`rearrange`); only meaningful for curves known to be monotone in the level.
+        Formerly ``rearrange_band=`` (still accepted, with a ``FutureWarning``).
     n_draws : int
         Gaussian draws for the uniform critical value.
     random_state : None, int or Generator
@@ -194,6 +215,11 @@ def conf_band(
     -------
     DataFrame
         Columns ``term, level, estimate, std_error, conf_low, conf_high, critical_value``.
+
+    References
+    ----------
+    Chernozhukov, V., Fernandez-Val, I. and Galichon, A. (2010). *Econometrica* 78,
+    1093-1125 (``rearrange=True``).
     """
     alpha, n_draws = _check_band_options(alpha, kind, scope, n_draws)
     if not results.is_multilevel:
@@ -230,8 +256,8 @@ def conf_band(
         c = everything if scope == "all" else critical(pos)
         est, se = est_all[pos], se_all[pos]
         low, high = est - c * se, est + c * se
-        if rearrange_band:
-            est, low, high = (rearrange(v, levels) for v in (est, low, high))
+        if rearrange:
+            est, low, high = (_monotone(v, levels) for v in (est, low, high))
         rows.append(
             pd.DataFrame(
                 {
@@ -248,6 +274,7 @@ def conf_band(
     return pd.concat(rows, ignore_index=True)
 
 
+@renamed_keywords(rearrange_band="rearrange")
 def process_band(
     coef,
     cov,
@@ -256,7 +283,7 @@ def process_band(
     alpha,
     *,
     kind,
-    rearrange_band,
+    rearrange,
     n_draws,
     random_state,
     index=None,
@@ -290,8 +317,8 @@ def process_band(
             z = np.einsum("dlq,mq->dml", draws, exog[part]) / safe[part]
             crit[part] = np.quantile(np.abs(z).max(axis=2), 1 - alpha, axis=0)
     low, high = fitted - crit[:, None] * se, fitted + crit[:, None] * se
-    if rearrange_band:
-        fitted, low, high = (rearrange(v, levels, axis=1) for v in (fitted, low, high))
+    if rearrange:
+        fitted, low, high = (_monotone(v, levels, axis=1) for v in (fitted, low, high))
     index = pd.RangeIndex(len(exog)) if index is None else index
     frame = pd.DataFrame(
         {
@@ -316,13 +343,14 @@ def _stacked(results, names):
     return coef, vcov.to_numpy()[np.ix_(pos, pos)]
 
 
+@renamed_keywords(rearrange_band="rearrange")
 def predict_band(
     results,
     newdata,
     alpha: float = 0.05,
     *,
     kind: str = "uniform",
-    rearrange_band: bool = False,
+    rearrange: bool = False,
     n_draws: int = DEFAULT_DRAWS,
     random_state=0,
 ) -> pd.DataFrame:
@@ -331,39 +359,30 @@ def predict_band(
     ``newdata`` goes through the fit's design (formula or array columns). Returns one row per
     (new row, level): ``row, level, estimate, std_error, conf_low, conf_high,
     critical_value``; with ``kind="uniform"`` each new row's curve is covered over all levels
-    with probability ``1 - alpha``. ``rearrange_band=True`` makes the estimate and both ends
-    monotone in the level (Chernozhukov et al. 2010, Proposition 5: the rearranged band covers
-    a monotone curve whenever the original band does).
+    with probability ``1 - alpha``. ``rearrange=True`` (formerly ``rearrange_band=``) makes the
+    estimate and both ends monotone in the level (Chernozhukov et al. 2010, Proposition 5: the
+    rearranged band covers a monotone curve whenever the original band does). Also the
+    ``predict_band`` method of multi-level quantile regression results.
     """
-    alpha, n_draws = _check_band_options(alpha, kind, "term", n_draws)
+    band = prediction_band_options(alpha, kind, rearrange, n_draws, random_state)
     if not results.is_multilevel:
         raise ValueError("`predict_band` needs a fit at several quantile levels (`q` a sequence)")
     _require_joint_covariance(results, "predict_band")
     spec = results._require_spec()
     exog, index = spec.exog(newdata)
     coef, cov = _stacked(results, list(spec.x_names))
-    return process_band(
-        coef,
-        cov,
-        exog,
-        list(results.params.columns),
-        alpha,
-        kind=kind,
-        rearrange_band=rearrange_band,
-        n_draws=n_draws,
-        random_state=random_state,
-        index=index,
-        reference=results._reference,
-    )
+    levels = list(results.params.columns)
+    return process_band(coef, cov, exog, levels, index=index, reference=results._reference, **band)
 
 
-def plot_band(results, ax=None, alpha=0.05, terms=None, rearrange_band=False, **kwargs):
+@renamed_keywords(rearrange_band="rearrange")
+def plot_band(results, ax=None, alpha=0.05, terms=None, rearrange=False, **kwargs):
     """One panel per term: estimate over the levels, uniform band (light) and pointwise band
     (dark). ``ax`` may be a sequence of Axes (one per term). Returns the Axes."""
     names = list(results.params.index) if terms is None else list(terms)
-    uniform = conf_band(results, alpha, kind="uniform", terms=names, rearrange_band=rearrange_band)
-    pointwise = conf_band(
-        results, alpha, kind="pointwise", terms=names, rearrange_band=rearrange_band
+    uniform, pointwise = (
+        conf_band(results, alpha, kind=kind, terms=names, rearrange=rearrange)
+        for kind in BAND_KINDS
     )
     axes = term_axes(len(names), ax)
     pct = f"{100 * (1 - alpha):g}%"
@@ -385,40 +404,8 @@ def plot_band(results, ax=None, alpha=0.05, terms=None, rearrange_band=False, **
 class QuantileProcessMixin:
     """Bands over the levels and rearranged predictions for multi-level quantile fits."""
 
-    def conf_band(
-        self,
-        alpha: float = 0.05,
-        *,
-        kind: str = "uniform",
-        terms=None,
-        scope: str = "term",
-        rearrange: bool = False,
-        n_draws: int = DEFAULT_DRAWS,
-        random_state=0,
-    ) -> pd.DataFrame:
-        """Pointwise or uniform-in-level bands for the coefficient curves (a tidy frame:
-        ``term, level, estimate, std_error, conf_low, conf_high, critical_value``).
-
-        See :func:`statcore.quantreg.bands.conf_band`. The uniform critical value is the
-        ``1 - alpha`` quantile of the sup over levels of the standardised Gaussian process whose
-        covariance across levels is ``vcov`` (``n_draws`` draws seeded by ``random_state``),
-        or of the sup-t statistic over bootstrap replicates for a bootstrap fit.
-
-        References
-        ----------
-        Chernozhukov, V., Fernandez-Val, I. and Galichon, A. (2010). *Econometrica* 78,
-        1093-1125 (``rearrange=True``).
-        """
-        return conf_band(
-            self,
-            alpha,
-            kind=kind,
-            terms=terms,
-            scope=scope,
-            rearrange_band=rearrange,
-            n_draws=n_draws,
-            random_state=random_state,
-        )
+    conf_band = conf_band
+    predict_band = predict_band
 
     def predict(self, newdata=None, which: str = "mean", *, rearrange: bool = False):
         """Fitted conditional quantiles (see ``EstimationResults.predict``); ``rearrange=True``
@@ -429,28 +416,6 @@ class QuantileProcessMixin:
             return _monotone(fitted)
         return fitted
 
-    def predict_band(
-        self,
-        newdata,
-        alpha: float = 0.05,
-        *,
-        kind: str = "uniform",
-        rearrange: bool = False,
-        n_draws: int = DEFAULT_DRAWS,
-        random_state=0,
-    ) -> pd.DataFrame:
-        """Bands for the conditional quantile curves at ``newdata`` (see
-        :func:`statcore.quantreg.bands.predict_band`)."""
-        return predict_band(
-            self,
-            newdata,
-            alpha,
-            kind=kind,
-            rearrange_band=rearrange,
-            n_draws=n_draws,
-            random_state=random_state,
-        )
 
-
-#: the module function, under a name the methods' ``rearrange`` keyword does not hide
+#: the module function, under a name the ``rearrange`` keywords do not hide
 _monotone = rearrange

@@ -43,8 +43,8 @@ from scipy.linalg import block_diag
 from statcore.quantreg.bands import (
     DEFAULT_DRAWS,
     QuantileProcessMixin,
-    _check_band_options,
     flat_positions,
+    prediction_band_options,
     process_band,
 )
 from statcore.quantreg.bands import rearrange as _monotone
@@ -236,25 +236,15 @@ class FederatedProcessMixin(QuantileProcessMixin):
         at the rows of ``newdata`` (columns ``row, level, estimate, std_error, conf_low,
         conf_high, critical_value``), from the joint covariance across levels of the
         ensemble's (or the local fit's) coefficients there; see :meth:`predict`."""
-        alpha, n_draws = _check_band_options(alpha, kind, "term", n_draws)
+        band = prediction_band_options(alpha, kind, rearrange, n_draws, random_state)
         check_option(source, name="source", options=("ensemble", "local"))
         if not self.is_multilevel:
             raise ValueError("`predict_band` needs a fit at several quantile levels")
         proc = agent_process(self, agent)
         X, index = _agent_rows(newdata, list(proc["message"].features), agent)
         exog = np.column_stack([np.ones(len(X)), X])
-        return process_band(
-            proc[source],
-            proc[f"cov_{source}"],
-            exog,
-            list(self.q),
-            alpha,
-            kind=kind,
-            rearrange_band=rearrange,
-            n_draws=n_draws,
-            random_state=random_state,
-            index=index,
-        )
+        coef, cov = proc[source], proc[f"cov_{source}"]
+        return process_band(coef, cov, exog, list(self.q), index=index, **band)
 
     def generalization(self) -> pd.DataFrame:
         """Expected out-of-sample check loss of the ensemble and of each local fit at each

@@ -1,6 +1,6 @@
 """Data-generating designs of federated quantile regression with heterogeneous features.
 
-Three designs of the method notes (§A4): every agent sees every feature (``homogeneous_agents``),
+Three designs: every agent sees every feature (``homogeneous_agents``),
 agents see different blocks of independent features under a location shift, where the
 ensemble is identified (``block_agents``), and an agent omits a feature correlated with its
 own under heteroscedastic noise, where it is not (``omitted_correlated_agents``).
@@ -8,8 +8,8 @@ own under heteroscedastic noise, where it is not (``omitted_correlated_agents``)
 References
 ----------
 One-shot weighted ensemble estimation for federated quantile regression: optimal statistical
-guarantees under heterogeneous structured data (ICML 2026); the designs follow the method
-notes' reconstruction of its simulation settings.
+guarantees under heterogeneous structured data (ICML 2026); the designs are a reconstruction
+of its simulation settings, not its code.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def homogeneous_agents(
     return _assemble(parts, beta, names)
 
 
-#: check B of the method notes: which of the four feature blocks each agent sees.
+#: which of the four feature blocks each agent sees (overlapping; every block seen 3 or 4 times)
 BLOCKS_BY_AGENT = ((0, 1), (1, 2), (2, 3), (0, 1, 2), (1, 2, 3), (0, 3))
 N_PER_AGENT = (600, 800, 1000, 1200, 1400, 1500)
 
@@ -104,7 +104,7 @@ def block_agents(
     ``y = 1 + x'beta + e`` with ``beta_j = 1 + j / p`` and the blocks independent (correlation
     ``within_corr`` inside a block). The features an agent lacks are independent of its own and
     enter by a location shift, so each agent's sub-model has the global slopes: the ensemble is
-    identified (check B of the method notes).
+    identified.
     """
     rng = check_random_state(random_state)
     check_scalar(

@@ -42,14 +42,21 @@ Arguments (constructors and ``fit()`` options) use the same words everywhere:
 ``backend``            where parallel work runs (``statcore.distributed.borrowed_backend``)
 ``level``              a quantile (or other fitted) level of a multi-level fit; a diffusion noise
                        level is a ``noise_level``
+``rearrange``          sort a multi-level curve (or band) over the levels so that it is monotone;
+                       not ``rearrange_band``
 =====================  ===========================================================================
 
+Names and prose spell "centre" (``barycentre``, ``k_centre``, ``centred``); other libraries' API
+names keep theirs (``str.center``, formulaic's ``center()``, POT's
+``bures_wasserstein_barycenter``).
+
 Old spellings are kept for one release by ``statcore.compat.renamed_keywords`` /
-``renamed_method`` and warn ``FutureWarning``.
+``renamed_method`` / ``renamed_attribute`` / ``renamed_names`` and warn ``FutureWarning``.
 
 This package imports only numpy, scipy and pandas (matplotlib when a plot is drawn; the
 formula module when a Wald test parses a constraint string)."""
 
+from statcore.results._format import format_number
 from statcore.results.base import Results
 from statcore.results.compare import compare
 from statcore.results.estimation import EstimationResults, LikelihoodResults
@@ -67,4 +74,5 @@ __all__ = [
     "Summary",
     "TestResult",
     "compare",
+    "format_number",
 ]

@@ -1,14 +1,15 @@
 """Exact proportional-asymptotics risk of the ridge teacher and the self-distilled student.
 
 Setting: ``n, p -> inf`` with ``p / n -> gamma``; features ``x = Sigma^(1/2) z`` with i.i.d.
-standardised ``z``; a deterministic signal ``beta``; noise variance ``sigma2``; a test covariance
-``Sigma_0`` that shares ``Sigma``'s eigenvectors (``Sigma_0 = Sigma`` in distribution).
+standardised ``z``; a deterministic signal ``beta``; noise variance ``sigma^2``
+(``noise_variance``); a test covariance ``Sigma_0`` that shares ``Sigma``'s eigenvectors
+(``Sigma_0 = Sigma`` in distribution).
 
 Everything follows from the deterministic equivalent of the *cross-risk surface* of two ridge fits
 on the same data at penalties ``lambda_1, lambda_2``,
 
     E(l1, l2) = k1 k2 b' G1 S0 G2 b
-                + (k1 k2 b' S G1 G2 b + sigma2) * g tr[S0 S G1 G2] / (1 - g tr[S^2 G1 G2]),
+                + (k1 k2 b' S G1 G2 b + sigma^2) * g tr[S0 S G1 G2] / (1 - g tr[S^2 G1 G2]),
 
 where ``k = kappa(lambda)`` solves ``lambda = kappa (1 - gamma tr[S (S + kappa)^-1] / p)``,
 ``G = (S + kappa)^-1`` and ``g tr[.]`` means ``gamma / p * tr[.]``. The student is a first-order
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from statcore.compat import renamed_keywords
 from statcore.results import IterationRecord
 from statcore.validation import (
     as_float_array,
@@ -187,6 +189,8 @@ class AsymptoticRisk:
         Root of the fixed point and its residual (below ``1e-12 max(1, lambda)``).
     iterations : IterationRecord, optional
         How the fixed point's Newton iteration (:func:`solve_kappa`) stopped.
+
+    Vocabulary: as :class:`~statcore.ridge.SelfDistilledRidgeResults`.
     """
 
     penalty: float | np.ndarray
@@ -234,7 +238,7 @@ def _check_problem(penalty, gamma, spectrum):
     return lam, gamma, s
 
 
-def _check_inputs(penalty, gamma, spectrum, signal, sigma2, test_spectrum):
+def _check_inputs(penalty, gamma, spectrum, signal, noise_variance, test_spectrum):
     lam, gamma, s = _check_problem(penalty, gamma, spectrum)
     w = as_float_array(signal, name="signal", ndim=1)
     if len(w) != len(s):
@@ -242,7 +246,7 @@ def _check_inputs(penalty, gamma, spectrum, signal, sigma2, test_spectrum):
             f"`signal` must have one coordinate per eigenvalue of `spectrum` ({len(s)}); "
             f"got {len(w)}"
         )
-    sigma2 = check_positive(sigma2, name="sigma2", strict=False)
+    noise_variance = check_positive(noise_variance, name="noise_variance", strict=False)
     if test_spectrum is None:
         s0 = s
     else:
@@ -252,10 +256,10 @@ def _check_inputs(penalty, gamma, spectrum, signal, sigma2, test_spectrum):
                 f"`test_spectrum` must hold {len(s)} eigenvalues >= 0 (in `spectrum`'s "
                 f"eigenbasis); got {len(s0)} values"
             )
-    return lam, gamma, s, w, sigma2, s0
+    return lam, gamma, s, w, noise_variance, s0
 
 
-def _cross_risk_derivatives(lam, gamma, s, w, sigma2, s0):
+def _cross_risk_derivatives(lam, gamma, s, w, noise_variance, s0):
     """E, dE/dl1 and d2E/dl1dl2 at l1 = l2 = lambda, with kappa, its residual and the record
     of the fixed point's iteration."""
     kappa, residual, record = solve_kappa(lam, gamma, s, return_record=True)
@@ -266,12 +270,13 @@ def _cross_risk_derivatives(lam, gamma, s, w, sigma2, s0):
     bias_train = kk * _resolvent_jet(energy * s, s, kappa)
     variance_test = _resolvent_jet(s0 * s, s, kappa, gamma / p)
     inflation = _resolvent_jet(s**2, s, kappa, gamma / p).reciprocal_of_one_minus()
-    cross = bias_test + (bias_train + sigma2) * variance_test * inflation
+    cross = bias_test + (bias_train + noise_variance) * variance_test * inflation
     dkappa = 1.0 / (1.0 - gamma * ((s[None, :] / (s[None, :] + kappa[:, None])) ** 2).mean(axis=1))
     return cross.f, cross.f1 * dkappa, cross.f12 * dkappa**2, kappa, residual, record
 
 
-def cross_risk(penalty_1, penalty_2, gamma, spectrum, signal, sigma2, test_spectrum=None):
+@renamed_keywords(sigma2="noise_variance")
+def cross_risk(penalty_1, penalty_2, gamma, spectrum, signal, noise_variance, test_spectrum=None):
     """Deterministic equivalent of ``(beta_l1 - beta)' Sigma_0 (beta_l2 - beta)`` for two ridge
     fits on the same data (the surface whose derivatives give the student's risk).
 
@@ -283,8 +288,8 @@ def cross_risk(penalty_1, penalty_2, gamma, spectrum, signal, sigma2, test_spect
     Dang, H., Patil, P. and Rinaldo, A. (2026). Optimal unconstrained self-distillation in ridge
     regression: strict improvements, precise asymptotics, and one-shot tuning. arXiv:2602.17565.
     """
-    lam, gamma, s, w, sigma2, s0 = _check_inputs(
-        [penalty_1, penalty_2], gamma, spectrum, signal, sigma2, test_spectrum
+    lam, gamma, s, w, noise_variance, s0 = _check_inputs(
+        [penalty_1, penalty_2], gamma, spectrum, signal, noise_variance, test_spectrum
     )
     (k1, k2), _ = solve_kappa(lam, gamma, s)
     g12 = 1.0 / ((s + k1) * (s + k2))
@@ -292,10 +297,13 @@ def cross_risk(penalty_1, penalty_2, gamma, spectrum, signal, sigma2, test_spect
     inflation = 1.0 / (1.0 - gamma * np.mean(s**2 * g12))
     variance = gamma * np.mean(s0 * s * g12)
     bias_train = k1 * k2 * np.sum(energy * s * g12)
-    return float(k1 * k2 * np.sum(energy * s0 * g12) + (bias_train + sigma2) * variance * inflation)
+    return float(
+        k1 * k2 * np.sum(energy * s0 * g12) + (bias_train + noise_variance) * variance * inflation
+    )
 
 
-def asymptotic_risk(penalty, xi, gamma, spectrum, signal, sigma2, test_spectrum=None):
+@renamed_keywords(sigma2="noise_variance")
+def asymptotic_risk(penalty, xi, gamma, spectrum, signal, noise_variance, test_spectrum=None):
     """Exact proportional-asymptotics risk of the ridge teacher and the self-distilled student.
 
     The teacher is ridge, ``beta_lambda = (X'X/n + lambda I)^-1 X'y/n``; the student is ridge at
@@ -316,8 +324,8 @@ def asymptotic_risk(penalty, xi, gamma, spectrum, signal, sigma2, test_spectrum=
         Eigenvalues of the feature covariance ``Sigma`` (equal weights).
     signal : array_like of shape (p,)
         Coordinates of ``beta`` in ``Sigma``'s eigenbasis, ``V' beta``.
-    sigma2 : float
-        Noise variance.
+    noise_variance : float
+        Noise variance ``sigma^2`` (its old spelling ``sigma2=`` warns ``FutureWarning``).
     test_spectrum : array_like of shape (p,), optional
         Eigenvalues of the test covariance in the same eigenbasis (out-of-distribution risk);
         default ``spectrum``.
@@ -333,12 +341,14 @@ def asymptotic_risk(penalty, xi, gamma, spectrum, signal, sigma2, test_spectrum=
     Dang, H., Patil, P. and Rinaldo, A. (2026). Optimal unconstrained self-distillation in ridge
     regression: strict improvements, precise asymptotics, and one-shot tuning. arXiv:2602.17565.
     """
-    lam, gamma, s, w, sigma2, s0 = _check_inputs(
-        penalty, gamma, spectrum, signal, sigma2, test_spectrum
+    lam, gamma, s, w, noise_variance, s0 = _check_inputs(
+        penalty, gamma, spectrum, signal, noise_variance, test_spectrum
     )
     scalar = lam.ndim == 0
     lam = np.atleast_1d(lam)
-    risk, d1, d12, kappa, residual, record = _cross_risk_derivatives(lam, gamma, s, w, sigma2, s0)
+    risk, d1, d12, kappa, residual, record = _cross_risk_derivatives(
+        lam, gamma, s, w, noise_variance, s0
+    )
     xi_star = -d1 / (lam * d12)
     if isinstance(xi, str):
         if xi != "optimal":
@@ -368,7 +378,8 @@ def asymptotic_risk(penalty, xi, gamma, spectrum, signal, sigma2, test_spectrum=
     return AsymptoticRisk(**values, iterations=record)
 
 
-def optimal_xi(penalty, gamma, spectrum, signal, sigma2, test_spectrum=None):
+@renamed_keywords(sigma2="noise_variance")
+def optimal_xi(penalty, gamma, spectrum, signal, noise_variance, test_spectrum=None):
     """Asymptotically optimal mixing weight ``xi* = -lambda R'(lambda) / (2 D(lambda))``.
 
     ``D = lambda^2 ||d beta_lambda / d lambda||^2`` is the squared distance between the teacher
@@ -377,7 +388,7 @@ def optimal_xi(penalty, gamma, spectrum, signal, sigma2, test_spectrum=None):
 
     Parameters
     ----------
-    penalty, gamma, spectrum, signal, sigma2, test_spectrum
+    penalty, gamma, spectrum, signal, noise_variance, test_spectrum
         As in :func:`asymptotic_risk`.
 
     Returns
@@ -391,5 +402,5 @@ def optimal_xi(penalty, gamma, spectrum, signal, sigma2, test_spectrum=None):
     regression: strict improvements, precise asymptotics, and one-shot tuning. arXiv:2602.17565.
     """
     return asymptotic_risk(
-        penalty, 0.0, gamma, spectrum, signal, sigma2, test_spectrum=test_spectrum
+        penalty, 0.0, gamma, spectrum, signal, noise_variance, test_spectrum=test_spectrum
     ).xi_star

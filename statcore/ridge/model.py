@@ -156,7 +156,7 @@ class SelfDistilledRidge(Model):
     diagonal, where GCV is consistent for every pair of ridge smoothers; the correction
     ``1 / (1 - df(L^2))^2`` seems not to be exact for ``L^2``: the paper form's curvature
     ``A + B - 2C`` comes out at 0.3-0.85 of the truth. Side by side (AR(1) ``rho = 0.5``
-    features, signal on the top 10% eigendirections, ``sigma2 = 1``, ``p = 200``, no
+    features, signal on the top 10% eigendirections, ``noise_variance = 1``, ``p = 200``, no
     intercept, 40 fixed-seed draws per row; bias against :func:`~statcore.ridge.optimal_xi`,
     Monte Carlo standard errors in brackets; regret is the excess risk at ``xi_hat`` minus that
     at the draw's own ``xi*``):

@@ -86,6 +86,16 @@ class SelfDistilledRidgeResults(EstimationResults):
     noise_variance : float
         The noise variance subtracted to give excess risks (NaN when unknown).
 
+    Vocabulary
+    ----------
+    One name per quantity across :mod:`statcore.ridge`: ``penalty`` is the ridge ``lambda``,
+    ``xi`` the student's mixing weight (``xi_hat`` its one-shot estimate, ``xi_star`` its
+    asymptotic optimum), ``noise_variance`` ``sigma^2`` (``sigma2``, its old spelling, warns
+    ``FutureWarning``), ``gamma`` the aspect ratio ``p / n``, ``spectrum`` the covariance's
+    eigenvalues and ``signal`` the coordinates of ``beta`` in its eigenbasis; ``teacher``,
+    ``student``, ``optimal_student`` and ``pure_distilled`` name the same four risks
+    everywhere.
+
     References
     ----------
     Dang, H., Patil, P. and Rinaldo, A. (2026). Optimal unconstrained self-distillation in ridge

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from statcore.compat import renamed_attribute, renamed_keywords
 from statcore.ridge.asymptotics import asymptotic_risk
 from statcore.validation import (
     check_option,
@@ -28,17 +29,19 @@ class RidgeDesign:
     ----------
     covariance : ndarray of shape (p, p)
     beta : ndarray of shape (p,)
-    sigma2 : float
-        Noise variance.
+    noise_variance : float
+        Noise variance ``sigma^2`` (``sigma2``, its old name, warns ``FutureWarning``).
     eigenvalues, eigenvectors : ndarray
         ``covariance = V diag(eigenvalues) V'``.
     """
 
     covariance: np.ndarray
     beta: np.ndarray
-    sigma2: float
+    noise_variance: float
     eigenvalues: np.ndarray = field(repr=False)
     eigenvectors: np.ndarray = field(repr=False)
+
+    sigma2 = renamed_attribute("sigma2", "noise_variance")
 
     @property
     def p(self) -> int:
@@ -55,7 +58,7 @@ class RidgeDesign:
         rng = check_random_state(random_state)
         root = self.eigenvectors * np.sqrt(self.eigenvalues)
         X = rng.standard_normal((n, self.p)) @ root.T
-        y = X @ self.beta + np.sqrt(self.sigma2) * rng.standard_normal(n)
+        y = X @ self.beta + np.sqrt(self.noise_variance) * rng.standard_normal(n)
         return X, y
 
     def asymptotic_risk(self, penalty, xi, n: int):
@@ -66,10 +69,14 @@ class RidgeDesign:
             self.p / check_positive_int(n, name="n"),
             self.eigenvalues,
             self.signal,
-            self.sigma2,
+            self.noise_variance,
         )
 
 
+RidgeDesign.__init__ = renamed_keywords(sigma2="noise_variance")(RidgeDesign.__init__)
+
+
+@renamed_keywords(sigma2="noise_variance")
 def paper_design(
     p: int,
     *,
@@ -80,7 +87,7 @@ def paper_design(
     signal_strength: float = 1.0,
     spike_frac: float = 0.1,
     align_frac: float = 0.9,
-    sigma2: float = 1.0,
+    noise_variance: float = 1.0,
     random_state=None,
 ) -> RidgeDesign:
     """The synthetic designs of the paper's experiments.
@@ -97,8 +104,8 @@ def paper_design(
         eigendirections of the covariance, or is the identity.
     signal_strength : float
         ``alpha^2`` of the paper: ``E ||beta||^2``.
-    sigma2 : float
-        Noise variance.
+    noise_variance : float
+        Noise variance ``sigma^2`` (its old spelling ``sigma2=`` warns ``FutureWarning``).
 
     Returns
     -------
@@ -119,7 +126,7 @@ def paper_design(
     signal_strength = check_positive(signal_strength, name="signal_strength", strict=False)
     spike_frac = check_scalar(spike_frac, name="spike_frac", low=0.0, high=1.0, low_inclusive=False)
     align_frac = check_scalar(align_frac, name="align_frac", low=0.0, high=1.0)
-    sigma2 = check_positive(sigma2, name="sigma2", strict=False)
+    noise_variance = check_positive(noise_variance, name="noise_variance", strict=False)
     rng = check_random_state(random_state)
     if covariance == "ar1":
         idx = np.arange(p)
@@ -141,4 +148,4 @@ def paper_design(
         weights[aligned] = align_frac * p / k
     coords = np.sqrt(signal_strength / p * weights) * rng.standard_normal(p)
     beta = eigenvectors @ coords
-    return RidgeDesign(cov, beta, sigma2, eigenvalues, eigenvectors)
+    return RidgeDesign(cov, beta, noise_variance, eigenvalues, eigenvectors)

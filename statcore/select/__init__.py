@@ -1,5 +1,5 @@
 """Unsupervised coreset selection for few-shot in-context learning: the process-aware greedy
-and its baselines (facility location, Sub-SA's graph cut, vote-k, k-center, random) on any
+and its baselines (facility location, Sub-SA's graph cut, vote-k, k-centre, random) on any
 embedding matrix, reusing the clustering area's geometry kernels.
 
 References

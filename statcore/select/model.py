@@ -4,7 +4,7 @@ an unlabeled pool to annotate as demonstrations, from their embeddings alone.
 :class:`CoresetSelector` holds the embeddings and ``select()`` runs one selector: the
 process-aware greedy (local-density representativeness minus a redundancy penalty against the
 evolving selected set, with the balance moving with selection progress) or a baseline in the
-same API (facility location by exact greedy, Sub-SA's graph cut, vote-k, k-center greedy,
+same API (facility location by exact greedy, Sub-SA's graph cut, vote-k, k-centre greedy,
 random). :class:`SelectionResults` reports the picks in order, each step's gain and its two
 parts, and how the picks cover the pool.
 
@@ -32,6 +32,7 @@ learning and stochastic optimization. JAIR 42.
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -41,8 +42,7 @@ from threadpoolctl import threadpool_limits
 
 from statcore.base import Estimator
 from statcore.cluster import spatial as K
-from statcore.results import Results, Summary
-from statcore.results._format import format_number
+from statcore.results import Results, Summary, format_number
 from statcore.select import _kernels as SK
 from statcore.validation import (
     as_float_array,
@@ -53,7 +53,9 @@ from statcore.validation import (
 )
 
 METRICS = ("cosine", "euclidean")
-METHODS = ("process_aware", "facility_location", "graph_cut", "vote_k", "k_center", "random")
+METHODS = ("process_aware", "facility_location", "graph_cut", "vote_k", "k_centre", "random")
+#: method names before the one spelling "centre" (accepted for one release, with a FutureWarning)
+RENAMED_METHODS = {"k_center": "k_centre"}
 PENALTIES = ("max", "sum")
 SCHEDULES = ("linear", "constant")
 OPTIMIZERS = ("incremental", "lazy", "naive")
@@ -73,7 +75,7 @@ _METHOD_NAMES = {
     "facility_location": "Facility location (greedy)",
     "graph_cut": "Graph cut (Sub-SA)",
     "vote_k": "Vote-k",
-    "k_center": "k-center greedy",
+    "k_centre": "k-centre greedy",
     "random": "Random selection",
 }
 
@@ -283,14 +285,15 @@ class CoresetSelector(Estimator):
         ----------
         budget : int
             How many examples to pick (1 <= budget <= n).
-        method : {"process_aware", "facility_location", "graph_cut", "vote_k", "k_center", \
+        method : {"process_aware", "facility_location", "graph_cut", "vote_k", "k_centre", \
 "random"}
             The selector (see the class Notes): the process-aware greedy, or a baseline.
             ``"facility_location"`` maximises ``sum_i max_{s in S} s(i, s)`` by greedy (see
             ``optimizer``; all three pick the same points); ``"graph_cut"``
             is Sub-SA's ``lambda sum_i s(i, j) - 2 sum_{s in S} s(s, j)``; ``"vote_k"`` is
-            Su et al.'s fast vote-k; ``"k_center"`` the farthest-point greedy from a random
-            start; ``"random"`` a uniform draw without replacement.
+            Su et al.'s fast vote-k; ``"k_centre"`` (formerly ``"k_center"``, still accepted with
+            a ``FutureWarning``) the farthest-point greedy from a random start; ``"random"`` a
+            uniform draw without replacement.
         schedule : {"linear", "constant"} or sequence of float
             Process-aware only: how the redundancy weight moves with progress,
             ``balance (1 + t / (budget - 1))``, ``balance``, or ``balance * schedule[t]``
@@ -314,11 +317,19 @@ class CoresetSelector(Estimator):
             Points whose local density lies below this quantile count as peripheral in the
             coverage statistics.
         random_state : None, int, SeedSequence or Generator
-            For the k-center start and the random draw (the greedy methods are deterministic,
+            For the k-centre start and the random draw (the greedy methods are deterministic,
             ties to the lower index).
         """
         n = self.nobs
         budget = check_scalar(budget, name="budget", kind=numbers.Integral, low=1, high=n)
+        if isinstance(method, str) and method in RENAMED_METHODS:
+            warnings.warn(
+                f"`method={method!r}` is now spelled {RENAMED_METHODS[method]!r}; the old "
+                "spelling will be removed in the next release",
+                FutureWarning,
+                stacklevel=2,
+            )
+            method = RENAMED_METHODS[method]
         method = check_option(method, name="method", options=METHODS)
         penalty = check_option(penalty, name="penalty", options=PENALTIES)
         optimizer = check_option(optimizer, name="optimizer", options=OPTIMIZERS)
@@ -379,7 +390,7 @@ class CoresetSelector(Estimator):
             voters = np.repeat(np.arange(n), self.n_neighbors)[by_target]
             ptr = np.concatenate([[0], np.cumsum(np.bincount(voted, minlength=n))])
             order, gains = SK.vote_k(ptr.astype(np.int64), voters.astype(np.int64), budget)
-        elif method == "k_center":
+        elif method == "k_centre":
             order, radii, _ = K.farthest_points(U, budget, start=int(rng.integers(n)))
             gains = self._distance_from_euclidean(radii)
             gains[0] = np.nan
@@ -611,7 +622,7 @@ class SelectionResults(Results):
     labels : pandas Index or None
         The picks' index labels when the embeddings came as a DataFrame (see :attr:`selected`).
     gains : ndarray
-        Each step's gain under the method's objective (vote-k: the vote score; k-center: the
+        Each step's gain under the method's objective (vote-k: the vote score; k-centre: the
         distance of the pick to the earlier ones, NaN for the first; random: NaN).
     representativeness, redundancy : ndarray
         The gain's two parts, ``gain = representativeness - redundancy`` (process-aware:

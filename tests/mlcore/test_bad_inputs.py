@@ -809,6 +809,46 @@ CASES = [
         ValueError,
         "got ids from -1",
     ),
+    # -- augment, inverse, quant: seeds reach torch only through mlcore._device ---------------------
+    (
+        "AugmenterResult.generate",
+        lambda: (
+            __import__("mlcore.augment", fromlist=["Jitter"])
+            .Jitter()
+            .fit(_f(4, 6, 1), _f(4, 2, 1))
+            .generate(_f(4, 6, 1), _f(4, 2, 1), random_state="seed")
+        ),
+        TypeError,
+        "`random_state` must be None",
+    ),
+    (
+        "ZooDisagreement.fit",
+        lambda: (
+            __import__("mlcore.augment", fromlist=["ZooDisagreement"])
+            .ZooDisagreement(nn.Flatten, k_folds=2)
+            .fit(_f(4, 6, 1), _f(4, 2, 1), random_state=1.5)
+        ),
+        TypeError,
+        "`random_state` must be None",
+    ),
+    (
+        "LotteryPriorSolver.fit",
+        lambda: (
+            __import__("mlcore.inverse", fromlist=["LotteryPriorSolver"])
+            .LotteryPriorSolver(steps=1, noise_sigma=0.1)
+            .fit(_f(8, 8), random_state=-1)
+        ),
+        ValueError,
+        "`random_state` must be a non-negative integer",
+    ),
+    (
+        "check_rewrite",
+        lambda: __import__("mlcore.quant", fromlist=["check_rewrite"]).check_rewrite(
+            random_state="x"
+        ),
+        TypeError,
+        "`random_state` must be None",
+    ),
     # -- devices and seeds -----------------------------------------------------------------------
     ("get_device", lambda: get_device(3), TypeError, "`device` must be None"),
     ("seed_everything", lambda: seed_everything(-1), ValueError, "`seed` must lie in"),

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
+from mlcore.quant import TinyTPLM, payload_linear, run_tensor_parallel, simulate_tp_allreduce
 from mlcore.quant.allocate import (
     AllocationResult,
     allocate_precision,
@@ -29,7 +30,6 @@ from mlcore.quant.quantizers import (
     unpack_int4,
 )
 from mlcore.quant.sensitivity import SensitivityCalibrator, linear_ops, quantized
-from mlcore.quant.tp import TinyTPLM, payload_linear, run_tensor_parallel, simulate_tp_allreduce
 
 
 @pytest.mark.parametrize("bits", [8, 4, 3])
@@ -334,3 +334,33 @@ def test_results_draw_their_plots():
     assert ax.get_ylabel() == "ppl" and len(ax.collections) == 3  # one marker per baseline
     assert len(front.allocations[-1].plot().patches) == len(ops)
     plt.close("all")
+
+
+def test_sensitivity_calibrator_is_an_estimator_and_fit_returns_a_new_result():
+    from statcore.base import Estimator
+
+    torch.manual_seed(0)
+    model = TinyTPLM(16, d_model=16, n_heads=2, n_layers=1, d_ff=32)
+    ids = torch.randint(0, 16, (2, 8), generator=torch.Generator().manual_seed(0))
+    ops = linear_ops(model, tokens=14, tp_size=2, **model.tp_plan())[:2]
+    calibrator = SensitivityCalibrator(model, [ids, ids], ops, bits=(16, 8), group_size=8)
+    assert isinstance(calibrator, Estimator) and calibrator.nobs == 2
+    res = calibrator.fit(progress=False)
+    assert res is not calibrator and res.model is calibrator and res.nobs == 2
+    assert dict(res.fit_options) == {"progress": False}
+    # the constructor's old `progress` still works for one release
+    with pytest.warns(FutureWarning, match="now an option of fit"):
+        old = SensitivityCalibrator(model, [ids], ops, bits=(16, 8), group_size=8, progress=False)
+    assert list(old.fit().table.columns) == [16, 8]
+
+
+def test_the_old_tp_module_serves_its_names_with_a_future_warning():
+    import mlcore.quant
+    from mlcore.quant import tp
+
+    for name in ("TinyTPLM", "run_tensor_parallel", "tp_forward", "TPRunResult", "batches"):
+        with pytest.warns(FutureWarning, match=f"mlcore.quant.tp.{name} is now"):
+            obj = getattr(tp, name)
+        assert name == "tp_forward" or obj is getattr(mlcore.quant, name)
+    with pytest.raises(AttributeError):
+        tp.no_such_name  # noqa: B018

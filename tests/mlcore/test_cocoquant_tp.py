@@ -6,10 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from mlcore.quant.allocate import pareto_frontier
-from mlcore.quant.cost import HARDWARE, RooflineCostModel
-from mlcore.quant.sensitivity import SensitivityCalibrator, linear_ops, quantized
-from mlcore.quant.tp import (
+from mlcore.quant import (
     TinyTPLM,
     batches,
     causal_lm_loss,
@@ -18,6 +15,9 @@ from mlcore.quant.tp import (
     synthetic_corpus,
     train_causal_lm,
 )
+from mlcore.quant.allocate import pareto_frontier
+from mlcore.quant.cost import HARDWARE, RooflineCostModel
+from mlcore.quant.sensitivity import SensitivityCalibrator, linear_ops, quantized
 
 GROUP = 16
 

@@ -251,6 +251,18 @@ def test_solver_is_reproducible_and_members_differ():
     assert not np.array_equal(a.members[0], a.members[1])  # two seeds, two random networks
 
 
+def test_solver_is_an_estimator_whose_fit_records_its_options():
+    from statcore.base import Estimator
+
+    _, y = _image()
+    solver = LotteryPriorSolver(n_seeds=1, steps=3, noise_sigma=0.1)
+    assert isinstance(solver, Estimator) and solver.nobs is None
+    res = solver.fit(y, random_state=0, log_every=1)
+    assert res is not solver and res.model is solver and res.nobs == y.numel()
+    assert res.fit_options["random_state"] == 0 and res.fit_options["log_every"] == 1
+    assert res.strip().model is None and res.strip().x_hat.shape == res.x_hat.shape
+
+
 def test_solver_with_a_user_operator_and_network():
     class HorizontalBlur(nn.Module):
         def forward(self, x):

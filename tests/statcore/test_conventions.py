@@ -210,7 +210,7 @@ def _stopped_early():
     from statcore.manifold import SPD, frechet_mean
     from statcore.network import LatentSpaceModel
     from statcore.ot import (
-        bures_wasserstein_barycenter,
+        bures_wasserstein_barycentre,
         sinkhorn,
         sinkhorn_box,
         sinkhorn_divergence,
@@ -285,7 +285,7 @@ def _stopped_early():
         "FrontierSelector.fit": lambda: FrontierSelector(
             ["a", "b", "c"], [[0.1, 0.3], [0.2, 0.2], [0.3, 0.1]]
         ).fit(predictions=predictions, y=X2[:, 0], scheme="q", maxiter=1, n_resamples=0),
-        "bures_wasserstein_barycenter": lambda: bures_wasserstein_barycenter(
+        "bures_wasserstein_barycentre": lambda: bures_wasserstein_barycentre(
             big[:3, :2],
             np.stack([np.eye(2), [[2.0, 0.5], [0.5, 1.0]], [[1.0, -0.3], [-0.3, 3.0]]]),
             maxiter=1,

@@ -27,7 +27,11 @@ from statcore.distributed import (
     ProcessBackend,
     SerialBackend,
     ThreadBackend,
+    as_dask_array,
+    compute_delayed,
     get_backend,
+    is_dask_backend,
+    is_dask_client,
 )
 from statcore.results import TestResult
 
@@ -475,6 +479,17 @@ def test_dask_map_keeps_input_order(dask_client):
     assert current.client is dask_client
     current.close()  # the client is the caller's: still usable
     assert current.map(_slow_square, [5]) == [25]
+
+
+def test_dask_checks_recognise_clients_names_and_arrays(dask_client):
+    da = pytest.importorskip("dask.array")
+    assert is_dask_client(dask_client) and is_dask_backend(dask_client)
+    assert is_dask_backend("dask") and not is_dask_backend("threads")
+    assert not is_dask_client("dask") and not is_dask_backend(None)
+    x = da.ones((6, 2), chunks=(3, 2))
+    assert as_dask_array(x) is x and as_dask_array(np.ones(3)) is None
+    sums = compute_delayed(np.sum, x.to_delayed().ravel(), dask_client)
+    assert sums == [6.0, 6.0]
 
 
 def test_dask_replicates_identical_to_serial(dask_client):

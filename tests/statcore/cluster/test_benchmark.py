@@ -291,18 +291,38 @@ def test_audit_recovers_a_linear_attribution_and_splits_the_mean_gain():
         prints, columns=["dataset", "representation", "separation", "other"]
     ).set_index(["dataset", "representation"])
     res = BenchmarkResults(method="constructed", scores=scores, fingerprints=fingerprints)
-    audit = res.audit("raw", "pca")
+    audit = res.attribute_gain("raw", "pca")
     # an exact linear relation: least squares recovers it to rounding
     np.testing.assert_allclose(audit.params.to_numpy(), [0.1, 0.5, 0.0], atol=1e-12)
     parts = audit.contributions()
     assert parts["contribution"].sum() == pytest.approx(gain.mean(), abs=1e-12)
     assert audit.gains.to_numpy() == pytest.approx(gain, abs=1e-12)
     with pytest.raises(ValueError, match="`rep_b` must differ from `rep_a`"):
-        res.audit("raw", "raw")
+        res.attribute_gain("raw", "raw")
     with pytest.raises(ValueError, match="`rep_a` must be one of"):
-        res.audit("umap", "raw")
+        res.attribute_gain("umap", "raw")
     with pytest.raises(ValueError, match="`coordinates` must be one of"):
-        res.audit("raw", "pca", coordinates=["holes"])
+        res.attribute_gain("raw", "pca", coordinates=["holes"])
+
+
+def test_old_audit_name_warns_and_matches_attribute_gain():
+    rng = np.random.default_rng(1)
+    rows, prints = [], []
+    for d in range(5):
+        prints.append((f"d{d}", "raw", rng.normal()))
+        prints.append((f"d{d}", "pca", rng.normal()))
+        rows.append((f"d{d}", "raw", "A", "default", 0, rng.uniform()))
+        rows.append((f"d{d}", "pca", "A", "default", 0, rng.uniform()))
+    scores = pd.DataFrame(
+        rows, columns=["dataset", "representation", "method", "track", "seed", "ari"]
+    )
+    fingerprints = pd.DataFrame(
+        prints, columns=["dataset", "representation", "separation"]
+    ).set_index(["dataset", "representation"])
+    res = BenchmarkResults(method="constructed", scores=scores, fingerprints=fingerprints)
+    with pytest.warns(FutureWarning, match="attribute_gain"):
+        old = res.audit("raw", "pca")
+    pd.testing.assert_series_equal(old.params, res.attribute_gain("raw", "pca").params)
 
 
 def test_audit_needs_more_datasets_than_coordinates():
@@ -312,10 +332,12 @@ def test_audit_needs_more_datasets_than_coordinates():
     prints = pd.concat([extra, extra.rename(index={"raw": "std"}) * [2.0, 3.0, 4.0]])
     wide = BenchmarkResults(method="c", scores=scores, fingerprints=prints)
     with pytest.raises(ValueError, match="need more than 4 datasets; there are 4"):
-        wide.audit("raw", "std")
+        wide.attribute_gain("raw", "std")
     # a coordinate that does not move (factor 1: zero shift everywhere) is left out
     prints = pd.concat([extra, extra.rename(index={"raw": "std"}) * [2.0, 1.0, 4.0]])
-    audit = BenchmarkResults(method="c", scores=scores, fingerprints=prints).audit("raw", "std")
+    audit = BenchmarkResults(method="c", scores=scores, fingerprints=prints).attribute_gain(
+        "raw", "std"
+    )
     assert audit.params.index.tolist() == ["Intercept", "loops", "third"]
     assert "Left out (shift constant across datasets): other." in audit.notes
 

@@ -10,19 +10,16 @@ import numpy as np
 import pytest
 
 from statcore.cluster import _coreset_kernels as CK
-from statcore.cluster.coreset import (
-    Coreset,
-    disagreement,
-    eps_close,
-    resilience,
-)
+from statcore.cluster.coreset import Coreset
+from statcore.cluster.metrics import disagreement
+from statcore.cluster.resilience import eps_close, resilience
 from statcore.cluster.simulate import geometric_clusters, imbalanced_blobs
 from statcore.exceptions import ConvergenceWarning
 
 
 @pytest.fixture(scope="module")
 def blobs():
-    # the notes' imbalanced blobs at their size (n = 50,000, d = 20, k = 20)
+    # imbalanced blobs at the size of the paper's experiments (n = 50,000, d = 20, k = 20)
     return imbalanced_blobs(50_000, 20, 20, random_state=0)[0]
 
 

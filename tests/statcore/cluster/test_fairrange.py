@@ -10,7 +10,8 @@ import pytest
 
 pytest.importorskip("cvxpy")
 
-from statcore.cluster.fairrange import FairRangeKClustering, _frt_tree  # noqa: E402
+from statcore.cluster.fairrange import FairRangeKClustering  # noqa: E402
+from statcore.cluster.fairrange_trees import _frt_tree  # noqa: E402
 
 GROUPS = [list(range(6)), list(range(4, 10))]  # intersecting: facilities 4 and 5 in both
 RANGES = [(1, 2), (1, 3)]

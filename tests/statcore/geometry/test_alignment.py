@@ -1,4 +1,4 @@
-"""Alignment metrics against the method notes' oracles, their permutation tests, and the
+"""Alignment metrics against known oracles, their permutation tests, and the
 alignment study across models."""
 
 import numpy as np
@@ -37,7 +37,7 @@ def test_mutual_knn_under_independence_is_near_k_over_n(data):
 
 def test_cka_bias_and_unbiased_cka_near_zero(data):
     A, B, _ = data
-    # the notes: biased CKA 0.059 at n = 1000, p = 64 (bias ~ p / n); unbiased |value| <= 0.01
+    # independent data: biased CKA 0.059 at n = 1000, p = 64 (bias ~ p / n); unbiased |value| <= 0.01
     assert 0.04 < alignment(A, B, metric="cka", n_resamples=0).statistic < 0.08
     for seed in range(3):
         rng = np.random.default_rng(10 + seed)

@@ -1,4 +1,4 @@
-"""Local and global intrinsic dimension against the method notes' oracles (n = 4000 uniform
+"""Local and global intrinsic dimension against oracles of known dimension (n = 4000 uniform
 points in [0, 1]^d, randomly rotated into R^D) and scikit-dimension."""
 
 import numpy as np
@@ -23,7 +23,7 @@ def flat2():
 
 def test_two_dimensional_plane_in_r10_within_015(flat2):
     res = LocalID(flat2).fit(k=20, n_resamples=0)
-    # the notes' acceptance tolerance for d = 2 (all three aggregates and both global counts)
+    # acceptance tolerance for d = 2 (all three aggregates and both global counts)
     for value in res.estimates:
         assert abs(value - 2) <= 0.15
     glob = GlobalID(flat2).fit()
@@ -36,14 +36,16 @@ def test_two_dimensional_plane_in_r10_within_015(flat2):
     ("d", "D", "mle_mean", "mle_sd", "twonn_mean", "twonn_sd"),
     [(5, 20, 4.811, 0.029, 4.702, 0.075), (10, 50, 8.707, 0.030, 8.703, 0.097)],
 )
-def test_known_downward_bias_within_three_sd_of_notes(d, D, mle_mean, mle_sd, twonn_mean, twonn_sd):
+def test_known_downward_bias_within_three_sd_of_reference_runs(
+    d, D, mle_mean, mle_sd, twonn_mean, twonn_sd
+):
     X = manifold(d, D)
     lid = LocalID(X).fit(k=20, n_resamples=0).estimates["mean"]
     twonn = GlobalID(X).fit().estimates["twonn"]
-    # the notes' 5-seed means and sds (n = 4000, k = 20); 3 sd is their stated tolerance
+    # 5-seed means and sds of reference runs (n = 4000, k = 20); tolerance 3 sd
     assert abs(lid - mle_mean) <= 3 * mle_sd
     assert abs(twonn - twonn_mean) <= 3 * twonn_sd
-    assert lid < d - 0.1  # the bias is downward, as the notes record
+    assert lid < d - 0.1  # the MLE's known downward bias in higher dimension
 
 
 def test_global_twonn_equals_scikit_dimension(flat2):

@@ -38,8 +38,8 @@ def brute_force_ksg(x, y, k):
     )
 
 
-def test_designs_reproduce_the_notes_ground_truths():
-    # the values of the notes (InfoAtlas evaluate_sync.py), 4 decimals
+def test_designs_reproduce_the_infoatlas_ground_truths():
+    # the closed-form values of the InfoAtlas code (evaluate_sync.py), 4 decimals
     assert [round(gaussian_copula_mi(r, d), 4) for r, d in [(0.5, 1), (0.8, 1), (0.2, 5), (0.5, 5)]] == [
         0.1438, 0.5108, 0.1021, 0.7192,
     ]  # fmt: skip
@@ -80,7 +80,7 @@ def test_ksg_agrees_with_scikit_learn():
 
 
 def test_ksg_within_0_02_of_the_bivariate_gaussian_at_n_2000():
-    # the notes' check (e); the mean over 5 seeds has sd ~0.009 (per-seed sd ~0.02)
+    # acceptance check (e); the mean over 5 seeds has sd ~0.009 (per-seed sd ~0.02)
     est = [
         ksg_mutual_information(
             *gaussian_copula_sample(2000, rho=0.8, marginals="gaussian", random_state=s)

@@ -20,7 +20,7 @@ from statcore.manifold import (
     mmdd_test,
     simulate,
 )
-from statcore.manifold.manifolds import Manifold
+from statcore.manifold.interface import Manifold
 
 mmdd_module = importlib.import_module("statcore.manifold.mmdd")
 
@@ -45,12 +45,12 @@ MAP_CASES = {
     "so3 reflection": (lambda: R.log(I3, np.diag([1.0, 1.0, -1.0])), "det y = -1"),
     "sphere exp not tangent": (
         lambda: S.exp([1, 0, 0], [1, 0, 0]),
-        r"`v` is not tangent to Sphere\(2\) at `base`: <base, v> = 1",
+        r"`v` is not tangent to Sphere\(2\) at `base_point`: <base_point, v> = 1",
     ),
     "hyperbolic exp not tangent": (lambda: H.exp(O, [1.0, 0, 0]), "`v` is not tangent"),
     "spd exp not symmetric": (lambda: P.exp(I2, [[0.0, 1.0], [0.0, 0.0]]), "`v` is not tangent"),
     "so3 exp not skew": (lambda: R.exp(I3, I3), "`v` is not tangent to SO3"),
-    "log base off": (lambda: S.log([0, 0, 2], [0, 0, 1]), r"`base` is not on Sphere\(2\)"),
+    "log base off": (lambda: S.log([0, 0, 2], [0, 0, 1]), r"`base_point` is not on Sphere\(2\)"),
     "batch names the row": (
         lambda: S.log([0, 0, 1], [[1, 0, 0], [0, 2, 0]]),
         r"`y` has 1 point\(s\) off Sphere\(2\), first at y\[1\]: \|y\[1\]\| = 2",
@@ -65,7 +65,10 @@ MAP_CASES = {
     "from_tangent_coords": (lambda: S.from_tangent_coords([0, 0, 1], [1, 2, 3]), "`C` must hold 2"),
     "dist batches": (lambda: S.dist(Y[:2], Y[:3]), "`a` and `b` must hold the same number"),
     "wrong point shape": (lambda: P.dist(np.eye(3), I2), r"`a` must be an array \(\.\.\., 2, 2\)"),
-    "base batch": (lambda: S.exp(Y[:2], np.zeros(3)), r"`base` must be one point of shape \(3,\)"),
+    "base batch": (
+        lambda: S.exp(Y[:2], np.zeros(3)),
+        r"`base_point` must be one point of shape \(3,\)",
+    ),
     "nan": (lambda: S.dist([np.nan, 0, 1], [0, 0, 1]), "`a` must not contain NaN"),
     "strings": (lambda: H.log(O, "abc"), "`y` must be numeric array-like"),
 }

@@ -319,7 +319,7 @@ def test_syng_d_preserves_density_and_degrees(latent_graph, syng_d):
     # edge count per graph (sd about 3.5% for D, 1.8% for R); 8 graphs average it to ~1.2%: 5%
     assert abs(edges_d - observed) < 0.05 * observed
     assert abs(edges_r - observed) < 0.05 * observed
-    # the notes' target: degree KS at most a third of Erdos-Renyi's (measured: D 0.040,
+    # acceptance target: degree KS at most a third of Erdos-Renyi's (measured: D 0.040,
     # R 0.032, ER 0.24; with the authors' full settings D gives 0.030 at n = 500, the benchmark)
     ks_er = degree_ks(latent_graph, baseline_graphs(latent_graph, "erdos_renyi", 8, random_state=4))
     assert degree_ks(latent_graph, diffused) <= ks_er / 3

@@ -114,20 +114,20 @@ def test_newton_and_authors_pgd_reach_the_same_likelihood(small_graph):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("n", "limit"), [(500, 0.40), (1000, 0.28), (2000, 0.22)])
-def test_fitted_probabilities_meet_the_notes_targets(n, limit):
-    """The notes' acceptance check 1 on the paper's sparse design (r = 2, rho = -0.4 log n)."""
+def test_fitted_probabilities_meet_the_acceptance_targets(n, limit):
+    """Acceptance check 1 on the paper's sparse design (r = 2, rho = -0.4 log n)."""
     Z, alpha, rho = sparse_latent_design(n, 2, random_state=0)
     graph = sample_latent_graph(Z, alpha, rho, random_state=1000)
     res = LatentSpaceModel(graph, dim=2).fit()
     P = expit(dense_logits(Z, alpha, rho))
     np.fill_diagonal(P, 0.0)
     error = np.linalg.norm(res.edge_probabilities().to_numpy() - P) / np.linalg.norm(P)
-    # the notes' limits |P_hat - P|_F / |P|_F <= 0.40 / 0.28 / 0.22 at n = 500 / 1000 / 2000.
+    # acceptance limits |P_hat - P|_F / |P|_F <= 0.40 / 0.28 / 0.22 at n = 500 / 1000 / 2000.
     # Measured here 0.292 / 0.228 / 0.164; over design seeds 0-9 (graph seed + 1000) the error
     # spans 0.25-0.35 at n = 500 and 0.20-0.28 at n = 1000 (one seed of ten at 0.282), and
     # 0.16-0.22 at n = 2000 over seeds 0-4: the limits sit at the top of the MLE's own spread
     assert error <= limit
-    # the notes' |rho_hat - rho| <= 0.15; measured -0.06 to -0.12 at n = 500, -0.03 at 2000
+    # acceptance limit |rho_hat - rho| <= 0.15; measured -0.06 to -0.12 at n = 500, -0.03 at 2000
     assert abs(res.rho - rho) <= 0.15
     # an MLE beats the truth on its own data, by about (r + 1) n / 2 (the fitted parameters'
     # chi-square); measured 773 at n = 500 against 750

@@ -87,8 +87,8 @@ def test_syngler_preserves_density_and_degrees_better_than_er(simulated):
         graph, synthetic, baselines=["erdos_renyi", "chung_lu"], random_state=4
     ).wide()
     ours, er, cl = table["SyNGLER"], table["erdos_renyi"], table["chung_lu"]
-    # "beats ER by a wide margin, competitive with Chung-Lu" (the notes' reproduction targets);
-    # the notes' limits with fitted latents: degree KS <= 0.06 and at most a third of ER's
+    # "beats ER by a wide margin, competitive with Chung-Lu" (the paper's claim);
+    # acceptance limits with fitted latents: degree KS <= 0.06 and at most a third of ER's
     assert ours["degree_ks"] <= 0.06 and ours["degree_ks"] <= er["degree_ks"] / 3
     assert ours["degree_w1"] < er["degree_w1"] / 3
     assert ours["degree_ks"] < 2 * cl["degree_ks"] and ours["degree_w1"] < 2 * cl["degree_w1"]
@@ -204,7 +204,7 @@ def test_youtube_fit_and_synthetic_samples():
     assert fit.latent.converged
     synthetic = fit.sample(n_graphs=20, random_state=0)
     edges = np.mean([g.number_of_edges() for g in synthetic])
-    # the notes' limit: mean edge count within 3% of m. Resampled hubs (max degree 888) move
+    # acceptance limit: mean edge count within 3% of m. Resampled hubs (max degree 888) move
     # one graph's count by about 3.5% (sd); 20 graphs bring the mean's sd to 0.8%
     assert abs(edges - 51756) < 0.03 * 51756
     table = compare_networks(graph, synthetic[:3], baselines=["erdos_renyi"], random_state=0).wide()

@@ -1,4 +1,4 @@
-"""Bures-Wasserstein barycenter, Gaussian maps and W2 (statcore.ot.bures)."""
+"""Bures-Wasserstein barycentre, Gaussian maps and W2 (statcore.ot.bures)."""
 
 import matplotlib
 
@@ -13,7 +13,7 @@ from scipy.stats import ortho_group
 from statcore.exceptions import ConvergenceWarning
 from statcore.ot.bures import (
     GaussianMap,
-    bures_wasserstein_barycenter,
+    bures_wasserstein_barycentre,
     bures_wasserstein_map,
     gaussian_w2,
 )
@@ -47,7 +47,7 @@ def test_commuting_covariances_give_the_squared_mean_root():
     means = rng.normal(size=(K, d))
     w = rng.dirichlet(np.ones(K))
     expected = Q @ np.diag((w @ np.sqrt(lam)) ** 2) @ Q.T
-    res = bures_wasserstein_barycenter(means, covs, w)
+    res = bures_wasserstein_barycentre(means, covs, w)
     # the default start is this closed form computed from eigendecompositions of d = 8
     # matrices: only rounding separates them (a few eps times the condition number 25)
     assert rel(res.covariance, expected) < 1e-12
@@ -56,14 +56,14 @@ def test_commuting_covariances_give_the_squared_mean_root():
     # the answer in one step) the fixed point itself must find it; the residual tolerance
     # 1e-13 bounds the error at about the condition number (25) times it, below 1e-11
     start = random_spd(rng, 1, d)[0]
-    cold = bures_wasserstein_barycenter(means, covs, w, init=start, tol=1e-13)
+    cold = bures_wasserstein_barycentre(means, covs, w, init=start, tol=1e-13)
     assert cold.converged and cold.n_iter > 2
     assert rel(cold.covariance, expected) < 1e-11
 
 
 def test_fixed_point_residual_for_general_spd(problem):
     means, covs, w = problem
-    res = bures_wasserstein_barycenter(means, covs, w, tol=1e-10)
+    res = bures_wasserstein_barycentre(means, covs, w, tol=1e-10)
     assert res.converged
     # the residual recomputed on an independent route (scipy's Schur-based sqrtm); the
     # required 1e-6 leaves four orders for sqrtm's own error (~1e-12 here)
@@ -77,9 +77,9 @@ def test_fixed_point_residual_for_general_spd(problem):
     assert res.residual == res.iterations.history["residual"].iloc[-1] <= 1e-10
 
 
-def test_maps_push_each_gaussian_onto_the_barycenter(problem):
+def test_maps_push_each_gaussian_onto_the_barycentre(problem):
     means, covs, w = problem
-    res = bures_wasserstein_barycenter(means, covs, w)
+    res = bures_wasserstein_barycentre(means, covs, w)
     for m, C in zip(means, covs, strict=True):
         T = bures_wasserstein_map(m, C, res.mean, res.covariance)
         A = T.matrix
@@ -95,7 +95,7 @@ def test_maps_push_each_gaussian_onto_the_barycenter(problem):
 
 def test_partial_map_walks_the_geodesic(problem):
     means, covs, w = problem
-    res = bures_wasserstein_barycenter(means, covs, w)
+    res = bures_wasserstein_barycentre(means, covs, w)
     for k in (0, 3):
         T = bures_wasserstein_map(means[k], covs[k], res.mean, res.covariance)
         full = gaussian_w2(means[k], covs[k], res.mean, res.covariance)
@@ -125,7 +125,7 @@ def test_tau_zero_is_the_identity_and_tau_one_the_map(problem):
 def test_equals_pot(problem):
     ot = pytest.importorskip("ot")
     means, covs, w = problem
-    res = bures_wasserstein_barycenter(means, covs, w, tol=1e-13)
+    res = bures_wasserstein_barycentre(means, covs, w, tol=1e-13)
     mb, cb = ot.gaussian.bures_wasserstein_barycenter(means, covs, w, eps=1e-13, num_iter=10_000)
     # both stop at a residual of 1e-13 (POT's absolute, ours relative to |S| ~ 4); the
     # fixed point is well conditioned here, so both are within ~1e-12 of it: 1e-8 is the
@@ -138,9 +138,9 @@ def test_equals_pot(problem):
     assert np.abs(T.bias - b.ravel()).max() < 1e-8
 
 
-def test_one_distribution_is_its_own_barycenter(problem):
+def test_one_distribution_is_its_own_barycentre(problem):
     means, covs, _ = problem
-    res = bures_wasserstein_barycenter(means[:1], covs[:1])
+    res = bures_wasserstein_barycentre(means[:1], covs[:1])
     assert rel(res.covariance, covs[0]) < 1e-13
     T = bures_wasserstein_map(means[0], covs[0], res.mean, res.covariance)
     np.testing.assert_allclose(T.matrix, np.eye(len(T.matrix)), rtol=0, atol=1e-12)
@@ -161,7 +161,7 @@ def test_w2_in_one_dimension_and_symmetry(problem):
 def test_non_convergence_warns_and_is_recorded(problem):
     means, covs, w = problem
     with pytest.warns(ConvergenceWarning, match="maxiter=1"):
-        res = bures_wasserstein_barycenter(means, covs, w, init=np.eye(12), maxiter=1)
+        res = bures_wasserstein_barycentre(means, covs, w, init=np.eye(12), maxiter=1)
     assert not res.converged and res.n_iter == 1
     assert res.iterations.status == "maxiter"
 
@@ -169,7 +169,7 @@ def test_non_convergence_warns_and_is_recorded(problem):
 def test_inputs_unmodified_and_results_report(problem):
     means, covs, w = problem
     copies = [a.copy() for a in (means, covs, w)]
-    res = bures_wasserstein_barycenter(means, covs, w)
+    res = bures_wasserstein_barycentre(means, covs, w)
     for a, c in zip((means, covs, w), copies, strict=True):
         np.testing.assert_array_equal(a, c)
     assert "residual" in str(res.summary())
@@ -184,23 +184,23 @@ def test_bad_input(problem):
     bad = covs.copy()
     bad[2] = -bad[2]
     with pytest.raises(ValueError, match=r"`covs\[2\]` must be symmetric positive definite"):
-        bures_wasserstein_barycenter(means, bad, w)
+        bures_wasserstein_barycentre(means, bad, w)
     asym = covs.copy()
     asym[1, 0, 1] += 1.0
     with pytest.raises(ValueError, match=r"`covs\[1\]` must be symmetric"):
-        bures_wasserstein_barycenter(means, asym, w)
+        bures_wasserstein_barycentre(means, asym, w)
     nan = covs.copy()
     nan[0, 0, 0] = np.nan
     with pytest.raises(ValueError, match="`covs` must not contain NaN"):
-        bures_wasserstein_barycenter(means, nan, w)
+        bures_wasserstein_barycentre(means, nan, w)
     with pytest.raises(ValueError, match="`means` must not contain NaN"):
-        bures_wasserstein_barycenter(np.where(means > 1, np.nan, means), covs, w)
+        bures_wasserstein_barycentre(np.where(means > 1, np.nan, means), covs, w)
     with pytest.raises(ValueError, match="`covs` must be 11 x 11"):
-        bures_wasserstein_barycenter(means[:, :11], covs, w)
+        bures_wasserstein_barycentre(means[:, :11], covs, w)
     with pytest.raises(ValueError, match="one matrix per row of `means`"):
-        bures_wasserstein_barycenter(means[:4], covs, w[:4])
+        bures_wasserstein_barycentre(means[:4], covs, w[:4])
     with pytest.raises(ValueError, match="`weights` must be non-negative"):
-        bures_wasserstein_barycenter(means, covs, -w)
+        bures_wasserstein_barycentre(means, covs, -w)
     with pytest.raises(ValueError, match="`cov_target` must be symmetric positive definite"):
         bures_wasserstein_map(means[0], covs[0], means[1], np.zeros((12, 12)))
     with pytest.raises(ValueError, match="`mean_source` must have length 12"):

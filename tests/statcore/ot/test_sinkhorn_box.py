@@ -21,7 +21,7 @@ def entropic_objective(plan, cost, eps):
 
 @pytest.fixture
 def active_box():
-    """The notes' check 3: 400 rows, 4 columns, column 0 cheaper by 0.5, bounds [0.2, 0.3]."""
+    """Box-constrained check: 400 rows, 4 columns, column 0 cheaper by 0.5, bounds [0.2, 0.3]."""
     gen = np.random.default_rng(3)
     cost = gen.random((400, 4))
     cost[:, 0] -= 0.5

@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+from statcore.ot.simulate import affine_clients, digits_domains
 from statcore.ot.slot_align import (
     ClientStatistics,
     SLOTAlign,
@@ -17,52 +18,9 @@ from statcore.ot.slot_align import (
 )
 
 
-def make_clients(seed=0, sizes=(120, 80, 15), d=20):
-    """Clients whose features share a mixing matrix but differ by a client-specific affine
-    distortion (the last one has fewer samples than dimensions)."""
-    rng = np.random.default_rng(seed)
-    base = rng.normal(size=(d, d)) / np.sqrt(d)
-    clients = {}
-    for k, n in enumerate(sizes):
-        A = np.eye(d) + 0.5 * rng.normal(size=(d, d)) / np.sqrt(d)
-        clients[f"c{k}"] = rng.normal(size=(n, d)) @ base.T @ A.T + rng.normal(size=d)
-    return clients
-
-
-def digits_proxy(seed, *, n_domains=4, dim=32, alpha=0.5):
-    """Federated proxy with joint domain and label shift, from scikit-learn's bundled digits.
-
-    Every domain renders all digits through a fixed random-feature encoder (random cosine
-    features of a domain-specific gain and offset of the pixels), then a domain-specific
-    affine distortion of the features; per class a Dirichlet(alpha) draw over domains sets the
-    share of that class each client keeps for training (the authors' label skew). Test sets
-    are each domain's held-out 30 %, without label skew.
-    """
-    datasets = pytest.importorskip("sklearn.datasets")
-    X, y = datasets.load_digits(return_X_y=True)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(X))
-    X, y = X[order] / 16.0, y[order]
-    W = rng.normal(size=(64, dim)) / 4.0
-    phase = rng.uniform(0, 2 * np.pi, size=dim)
-    keep_share = rng.dirichlet(np.full(n_domains, alpha), size=10).T
-    n_train = int(0.7 * len(X))
-    train, test = {}, {}
-    for k in range(n_domains):
-        gain, offset = rng.uniform(0.5, 1.5), rng.normal(scale=0.3, size=64)
-        Z = np.cos((gain * X + offset) @ W + phase)
-        A = np.eye(dim) + 0.4 * rng.normal(size=(dim, dim)) / np.sqrt(dim)
-        Z = Z @ A.T + rng.normal(size=dim)
-        ztr, ytr = Z[:n_train], y[:n_train]
-        kept = np.concatenate(
-            [
-                np.flatnonzero(ytr == c)[: int(keep_share[k, c] * np.sum(ytr == c))]
-                for c in range(10)
-            ]
-        )
-        train[f"domain{k}"] = (ztr[kept], ytr[kept])
-        test[f"domain{k}"] = (Z[n_train:], y[n_train:])
-    return train, test
+def digits_proxy(seed):
+    pytest.importorskip("sklearn.datasets")
+    return digits_domains(random_state=seed)
 
 
 def test_ledoit_wolf_matches_scikit_learn_also_with_fewer_samples_than_dimensions():
@@ -82,7 +40,7 @@ def test_ledoit_wolf_matches_scikit_learn_also_with_fewer_samples_than_dimension
 
 
 def test_distributed_pca_equals_pooled_pca_up_to_sign():
-    clients = make_clients()
+    clients = affine_clients(random_state=0)
     res = SLOTAlign(clients).fit(pca=0.99)
     pooled = np.vstack(list(clients.values()))
     vals, vecs = np.linalg.eigh(np.cov(pooled, rowvar=False))
@@ -98,10 +56,10 @@ def test_distributed_pca_equals_pooled_pca_up_to_sign():
     assert np.cumsum(vals)[r - 1] / vals.sum() >= 0.99 - 1e-12
 
 
-def test_maps_push_client_statistics_to_the_barycenter():
-    clients = make_clients()
+def test_maps_push_client_statistics_to_the_barycentre():
+    clients = affine_clients(random_state=0)
     res = SLOTAlign(clients).fit()
-    bar = res.barycenter
+    bar = res.barycentre
     n = np.array([len(x) for x in clients.values()], dtype=float)
     np.testing.assert_allclose(bar.weights, n / n.sum(), rtol=1e-15)
     for name, stat in zip(res.clients, res.statistics, strict=True):
@@ -112,17 +70,17 @@ def test_maps_push_client_statistics_to_the_barycenter():
             < 1e-12 * np.abs(bar.covariance).max()
         )
         moved = res.transform(clients[name], name, tau=1.0)
-        # means are the sample means, so the full map moves them exactly onto the barycenter's
+        # means are the sample means, so the full map moves them exactly onto the barycentre's
         np.testing.assert_allclose(moved.mean(axis=0), bar.mean, rtol=0, atol=1e-12)
     table = res.tidy()
     assert list(table["client"]) == ["c0", "c1", "c2"]
-    assert (table["w2_to_barycenter"] > 0).all()
+    assert (table["w2_to_barycentre"] > 0).all()
     # the client with n = 15 < d = 20 is shrunk hardest
     assert table["shrinkage"].iloc[2] == table["shrinkage"].max()
 
 
 def test_tau_zero_is_the_identity_and_the_path_is_a_geodesic():
-    clients = make_clients()
+    clients = affine_clients(random_state=0)
     res = SLOTAlign(clients).fit()
     X = clients["c1"]
     np.testing.assert_array_equal(res.transform(X, "c1", tau=0.0), X)
@@ -135,7 +93,7 @@ def test_tau_zero_is_the_identity_and_the_path_is_a_geodesic():
 
 
 def test_client_statistics_input_gives_the_same_maps():
-    clients = make_clients()
+    clients = affine_clients(random_state=0)
     direct = SLOTAlign(clients).fit()
     sent = SLOTAlign(list(direct.statistics)).fit()
     for k, name in enumerate(direct.clients):
@@ -145,7 +103,7 @@ def test_client_statistics_input_gives_the_same_maps():
 def test_dask_backend_with_clients_as_partitions():
     da = pytest.importorskip("dask.array")
     distributed = pytest.importorskip("distributed")
-    clients = make_clients()
+    clients = affine_clients(random_state=0)
     arrays = list(clients.values())
     stacked = da.from_array(np.vstack(arrays), chunks=(tuple(len(x) for x in arrays), -1))
     serial = SLOTAlign(arrays).fit(pca=0.99)
@@ -202,7 +160,7 @@ def test_partial_alignment_helps_one_shot_fedavg_under_domain_and_label_shift():
 
 
 def test_results_report():
-    res = SLOTAlign(make_clients()).fit(pca=0.95)
+    res = SLOTAlign(affine_clients(random_state=0)).fit(pca=0.95)
     assert "n_clients" in str(res.summary())
     assert res.glance()["pca_rank"].iloc[0] == res.pca.components.shape[1]
     assert res.converged
@@ -211,7 +169,7 @@ def test_results_report():
 
 
 def test_inputs_unmodified():
-    clients = make_clients()
+    clients = affine_clients(random_state=0)
     copies = {k: v.copy() for k, v in clients.items()}
     res = SLOTAlign(clients).fit(pca=0.99)
     res.transform(clients["c0"], "c0", tau=0.5)
@@ -220,7 +178,7 @@ def test_inputs_unmodified():
 
 
 def test_bad_input():
-    clients = make_clients()
+    clients = affine_clients(random_state=0)
     with pytest.raises(ValueError, match=r"`clients\['c1'\]` has 19 features"):
         SLOTAlign({"c0": clients["c0"], "c1": clients["c1"][:, :19]})
     one = dict(clients, c2=clients["c2"][:1])

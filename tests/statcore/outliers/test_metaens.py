@@ -1,5 +1,5 @@
-"""MetaEns (Phan et al., ICML 2026): the acceptance checks of the method notes, on score
-matrices from numpy detectors (no PyOD needed) and on the shipped ADBench score tables."""
+"""MetaEns (Phan et al., ICML 2026): acceptance checks on score matrices from numpy detectors
+(no PyOD needed) and on the shipped ADBench score tables."""
 
 import itertools
 

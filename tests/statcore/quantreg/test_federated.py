@@ -1,5 +1,5 @@
-"""FederatedQuantReg: the method notes' acceptance checks F1-F5, identification failure,
-backends, and bad input."""
+"""FederatedQuantReg: acceptance checks F1-F5 (pooled agreement, coverage, GLS gain),
+identification failure, backends, and bad input."""
 
 import numpy as np
 import pandas as pd
@@ -60,11 +60,11 @@ def test_f2_close_to_pooled_quantile_regression():
     ref = QuantReg(pooled["y"], pooled.drop(columns="y"), q=levels).fit(cov_type="kernel")
     names = list(res.params.index)
     gap = np.abs(res.params - ref.params.loc[names]) / ref.bse.loc[names]
-    # the notes' check: below one pooled standard error (their run: <= 0.70)
+    # the acceptance check: below one pooled standard error (a reference run: <= 0.70)
     assert gap.to_numpy().max() < 1.0, gap
     # and its standard errors are those of the pooled fit up to the kernel sandwich's own
     # error: the local (n = 1000) and pooled (N = 10^4) fits use different bandwidths, and
-    # Powell's estimate is bandwidth-sensitive (observed ratios 0.79-1.17; the notes: 0.86-1.02)
+    # Powell's estimate is bandwidth-sensitive (observed ratios 0.79-1.17; a reference run: 0.86-1.02)
     ratio = res.bse / ref.bse.loc[names]
     assert ratio.to_numpy().min() > 0.75 and ratio.to_numpy().max() < 1.25
 
@@ -93,7 +93,7 @@ def test_f3_wald_coverage_in_the_identifiable_design(block_study):
     truth = np.tile(block_study["truth"], len(LEVELS))
     covered = (block_study["lower"] <= truth) & (truth <= block_study["upper"])
     per_level = covered.reshape(len(covered), len(LEVELS), -1).mean(axis=(0, 2))
-    # the notes' acceptance range for >= 200 replicates is [0.93, 0.97] (their run with
+    # the acceptance range for >= 200 replicates is [0.93, 0.97] (a reference run with
     # statsmodels' Epanechnikov sandwich: 0.945-0.956); the local Powell/Gaussian sandwich is
     # slightly conservative (observed 0.954, 0.972, 0.958), so the upper end is 0.975
     assert np.all((per_level >= 0.93) & (per_level <= 0.975)), per_level
@@ -104,7 +104,7 @@ def test_f4_gls_beats_equal_weights_in_simulated_mse(block_study):
     truth = block_study["truth"][:, None]
     mse_gls = ((block_study["gls"] - truth) ** 2).sum(axis=1).mean(axis=0)
     mse_equal = ((block_study["equal"] - truth) ** 2).sum(axis=1).mean(axis=0)
-    # the paper's claim, at every level (the notes: 18-25% gain)
+    # the paper's claim, at every level (a reference run: 18-25% gain)
     assert np.all(mse_gls < mse_equal), (mse_gls, mse_equal)
 
 
@@ -163,7 +163,7 @@ def test_identification_failure_biases_the_ensemble():
     design = simulate.omitted_correlated_agents(random_state=0)
     partial = design.agents["partial"]
     local = QuantReg(partial["y"], partial[["x1"]], q=0.9).fit()
-    # the notes' check C: slope 1.68 where the truth is 1
+    # identification failure: the omitted correlated feature bends the slope to 1.68 (truth 1)
     assert local.params["x1"] == pytest.approx(1.68, abs=0.05)
     res = FederatedQuantReg(design.agents, q=0.9, response="y").fit()
     z = (res.params["x1"] - 1.0) / res.bse["x1"]

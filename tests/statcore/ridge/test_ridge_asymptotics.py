@@ -93,7 +93,7 @@ def test_isotropic_case_matches_marchenko_pastur(gamma, lam):
 
 
 def test_isotropic_reference_values_and_zero_crossing():
-    # values of the method notes (their independent derivation), gamma = 0.5, sigma2 = r2 = 1
+    # values of an independent derivation, gamma = 0.5, sigma2 = r2 = 1
     p = 500
     signal = np.full(p, 1 / np.sqrt(p))
     res = asymptotic_risk([0.1, 0.25, 0.5, 1.0, 5.0], "optimal", 0.5, np.ones(p), signal, 1.0)

@@ -149,7 +149,7 @@ def _oracle_terms(fit, design):
 def test_curvature_estimates_cross_gcv_unbiased_paper_form_biased(gamma, lam, reps, paper_ratio):
     # D = ||beta_pd - beta_lambda||^2_Sigma (identity Sigma, p = 300), ratio of Monte Carlo means.
     # Observed: cross-GCV 0.98-1.0, the paper's form 0.75 (gamma 0.5) and 0.29 (gamma 2), as in
-    # the method notes. Per-draw ratios scatter with sd 0.05 (gamma 0.5) to 0.17 (gamma 2), so
+    # SelfDistilledRidge.fit's docstring. Per-draw ratios scatter with sd 0.05 (gamma 0.5) to 0.17 (gamma 2), so
     # the bands (0.08) are 2-4 standard errors wide and far from the other estimator's value
     p = 300
     n = int(p / gamma)
@@ -204,7 +204,7 @@ def test_paper_form_xi_is_biased_where_cross_gcv_is_not():
     # difference -0.154 has se 0.001 (the two estimates move together draw by draw). Every
     # bound is 3 Monte Carlo standard errors, computed from the draws themselves.
     design, v = _both_forms(0.5, 2.0, 200, 16)
-    xi_star = optimal_xi(2.0, 0.5, design.eigenvalues, design.signal, design.sigma2)
+    xi_star = optimal_xi(2.0, 0.5, design.eigenvalues, design.signal, design.noise_variance)
     err_cg, err_paper = v[:, 0] - xi_star, v[:, 5] - xi_star
     assert abs(err_cg.mean()) < 3 * _se(err_cg)
     assert err_paper.mean() + 3 * _se(err_paper) < 0

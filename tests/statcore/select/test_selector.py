@@ -1,4 +1,4 @@
-"""CoresetSelector: the notes' acceptance checks (statcore_clustering_geometry.md, section 6)."""
+"""CoresetSelector: acceptance checks on a toy ranking, a core-periphery design and apricot."""
 
 import itertools
 import math
@@ -17,7 +17,7 @@ def _facility_value(S, subset):
 
 
 def _peripheral_data(seed):
-    """The notes' case: core N(3 e1, 0.3^2 I_16) x 900, periphery N(0, 2^2 I_16) x 100."""
+    """Core-periphery case: core N(3 e1, 0.3^2 I_16) x 900, periphery N(0, 2^2 I_16) x 100."""
     rng = np.random.default_rng(seed)
     core = rng.normal(scale=0.3, size=(900, 16))
     core[:, 0] += 3.0
@@ -30,17 +30,17 @@ def toy():
     return np.random.default_rng(0).normal(size=(20, 5))
 
 
-#: the notes' toy (section 6, check 1): facility location on default_rng(0).normal((20, 5)),
+#: the toy: facility location on default_rng(0).normal((20, 5)),
 #: b = 4, ranks [0, 3, 14, 16]. Our Gaussian kernel at the 3-neighbour bandwidth reproduces
 #: it (a wider bandwidth, or apricot's own 'euclidean' metric, swaps the 2nd and 3rd picks).
-NOTES_RANKING = [0, 3, 14, 16]
+TOY_RANKING = [0, 3, 14, 16]
 
 
-def test_facility_location_notes_toy(toy):
+def test_facility_location_toy_ranking(toy):
     sel = CoresetSelector(toy, metric="euclidean", n_neighbors=3)
     for optimizer in ("incremental", "lazy", "naive"):
         res = sel.select(4, method="facility_location", optimizer=optimizer)
-        np.testing.assert_array_equal(res.indices, NOTES_RANKING)
+        np.testing.assert_array_equal(res.indices, TOY_RANKING)
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "cosine"])
@@ -52,7 +52,7 @@ def test_facility_location_matches_apricot_naive(toy, metric):
         apricot.FacilityLocationSelection(4, metric="precomputed", optimizer="naive").fit(S).ranking
     )
     if metric == "euclidean":
-        np.testing.assert_array_equal(ranking, NOTES_RANKING)
+        np.testing.assert_array_equal(ranking, TOY_RANKING)
     for optimizer in ("incremental", "lazy", "naive"):
         ours = sel.select(4, method="facility_location", optimizer=optimizer)
         np.testing.assert_array_equal(ours.indices, ranking)
@@ -148,9 +148,9 @@ def test_peripheral_oversampling():
     X, periphery = _peripheral_data(0)
     sel = CoresetSelector(X, n_neighbors=10)
     ours = periphery[sel.select(20).indices].mean()
-    k_center = periphery[sel.select(20, method="k_center", random_state=0).indices].mean()
+    k_centre = periphery[sel.select(20, method="k_centre", random_state=0).indices].mean()
     assert ours <= 0.35
-    assert k_center >= 0.9  # the notes measured 95 % for k-center greedy
+    assert k_centre >= 0.9  # a reference run measured 95 % for k-centre greedy
 
 
 def test_linear_schedule_weights():
@@ -169,7 +169,7 @@ def test_invariant_to_rescaling(method):
 
 
 @pytest.mark.parametrize(
-    "method", ["process_aware", "facility_location", "graph_cut", "vote_k", "k_center", "random"]
+    "method", ["process_aware", "facility_location", "graph_cut", "vote_k", "k_centre", "random"]
 )
 def test_distinct_and_deterministic(method):
     X = np.random.default_rng(7).normal(size=(150, 4))
@@ -268,3 +268,11 @@ def test_heap_orders_ties_by_index():
     ids = np.array([0, 2, 1, 3])
     SK._heapify(keys, ids)
     assert ids[0] == 1 and keys[0] == 3.0
+
+
+def test_old_k_center_spelling_warns_and_selects_the_same(toy):
+    sel = CoresetSelector(toy)
+    new = sel.select(4, method="k_centre", random_state=0)
+    with pytest.warns(FutureWarning, match="k_centre"):
+        old = sel.select(4, method="k_center", random_state=0)
+    np.testing.assert_array_equal(old.indices, new.indices)

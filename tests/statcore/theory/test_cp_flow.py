@@ -4,11 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from statcore.theory.cp_flow import (
-    REGIMES,
-    CPGradientFlow,
-    solve_characteristics,
-)
+from statcore.theory import CPGradientFlow, solve_characteristics
+from statcore.theory.cp_regimes import REGIMES
 
 
 @pytest.mark.parametrize(
@@ -56,7 +53,7 @@ def test_ntk_limit_error_shrinks_with_rank():
         res = flow.simulate(t, n_seeds=6, random_state=0, tol=1e-6)
         errors.append(res.relative_error().max())
         np.testing.assert_allclose(res.prediction, res.loss[:, 0].mean() * np.exp(-6 * t))
-    # measured 4.6 / 1.4 / 0.31 (the notes: 3.8 at 64, 0.40 at 1024); the error falls like
+    # measured 4.6 / 1.4 / 0.31; the error falls like
     # ~1/H once the kernel concentrates, so a factor 2 per step is a loose, seed-robust bound
     assert errors[1] < errors[0] / 2 and errors[2] < errors[1] / 2, errors
     assert errors[2] < 0.6

@@ -1,9 +1,9 @@
-"""Frontier learning under weak monotonicity (statcore.theory.frontier).
+"""Frontier learning under weak monotonicity (statcore.theory.pareto_masks, frontier_selector,
+frontier_design).
 
-The acceptance checks are the method notes' (statcore_theory_misc.md section 3, marked
-[derived]: ours, not the paper's): frontier invariance, skyline = brute force, the best model on
-the frontier under exact monotonicity, the few-shot gain of frontier ERM, the aggregation rate and
-the fallback of the mixed prior.
+The acceptance checks are derived for statcore, not taken from the paper: frontier invariance,
+skyline = brute force, the best model on the frontier under exact monotonicity, the few-shot gain
+of frontier ERM, the aggregation rate and the fallback of the mixed prior.
 """
 
 import math
@@ -12,14 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from statcore.theory.frontier import (
-    FrontierDesign,
-    FrontierSelector,
-    _brute_force_mask,
-    _comparison_scale,
-    pareto_cover,
-    pareto_frontier,
-)
+from statcore.theory import FrontierDesign, FrontierSelector, pareto_cover, pareto_frontier
+from statcore.theory.frontier_selector import _comparison_scale
+from statcore.theory.pareto_masks import _brute_force_mask
 
 
 def _risks(rng, M, K, levels=None):

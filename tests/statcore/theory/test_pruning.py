@@ -1,4 +1,4 @@
-"""statcore.theory.pruning: the closed forms against independent references (quadrature, Owen's
+"""statcore.theory pruning tools: the closed forms against independent references (quadrature, Owen's
 T, brute-force Monte Carlo) and the simulators against the closed forms."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import integrate, special, stats
 
-from statcore.theory.pruning import (
+from statcore.theory import (
     ConditionalPerceptron,
     EarlyExitResults,
     MagnitudePruning,
@@ -30,8 +30,8 @@ from statcore.theory.pruning import (
 # --- m(kappa) and its concentration -------------------------------------------------------------
 
 
-def test_alignment_matches_the_notes_values():
-    # the notes give four decimals: agreement to half a unit of the last one
+def test_alignment_matches_published_four_decimal_values():
+    # reference values to four decimals: agreement to half a unit of the last one
     assert np.allclose(pruning_alignment([0.1, 0.3, 0.5]), [0.4393, 0.7833, 0.9287], atol=5e-5)
     assert pruning_alignment(1.0) == pytest.approx(1.0)
 
@@ -87,7 +87,7 @@ def test_alignment_sd_is_the_brute_force_spread():
 
 
 def test_disagreement_follows_the_realised_alignment():
-    # the notes' check (b): d = 1000, kappa = 0.2
+    # a concentration check at d = 1000, kappa = 0.2
     res = MagnitudePruning(d=1000).simulate(0.2, n_reps=4, n_inputs=20_000, random_state=0)
     row = res.tidy().set_index("term").loc["disagreement"]
     p = row["theory_realised"]
@@ -117,7 +117,7 @@ def test_excess_error_equals_plain_quadrature_and_owens_t():
 
     reference = integrate.quad(integrand, 1.0, np.inf, epsabs=0, epsrel=1e-12)[0]
     assert excess_error(1.0, rho) == pytest.approx(reference, rel=1e-9)
-    assert excess_error(1.0, rho) == pytest.approx(3.845e-3, abs=5e-7)  # the notes' 4 digits
+    assert excess_error(1.0, rho) == pytest.approx(3.845e-3, abs=5e-7)  # a 4-digit reference value
     # closed form (derived for this test): E = Phi_bar(a) - 2 T(a, rho / sigma), a = tau / rho;
     # it cancels catastrophically in the far tail, so it is used for moderate tau only
     for tau in (0.0, 0.5, 1.0, 2.0):
@@ -192,7 +192,7 @@ def test_results_exponent_from_theory_and_simulation():
 # --- depth -------------------------------------------------------------------------------------
 
 
-def test_depth_recursion_matches_the_notes_and_its_fixed_point():
+def test_depth_recursion_matches_reference_values_and_its_fixed_point():
     c = depth_correlations(0.3, 60)
     assert np.allclose(c[:5], [0.885, 0.794, 0.728, 0.682, 0.652], atol=5e-4)
     assert np.all(np.diff(c) < 0)

@@ -1,21 +1,15 @@
-"""Learning a new task from few samples when benchmark risks are known: prune to the Pareto
-frontier, cover it, and hedge on it.
+"""Learning a new task from few samples on the Pareto frontier of benchmark risks.
 
-Weak monotonicity (Yang, Di Gennaro, So and Wegel 2026): if a model's risk is no larger than
-another's on every benchmark, its risk on the new (target) task is no larger either. Then the
-target's best model lies on the Pareto frontier ``P`` of the benchmark-risk vectors, and a learner
-with ``n`` target samples can restrict itself to ``P`` (or to a cover of ``P``) and pay
-``log |P|`` instead of ``log |F|``; an aggregate whose prior mixes the frontier with the whole
-class keeps a fallback when monotonicity fails, at the price of ``log 2``.
+:class:`FrontierSelector` runs frontier ERM, the penalised cover-radius choice and aggregation
+(exponential weights, Q-aggregation) with a prior that mixes the frontier's cover with the whole
+class, which keeps a fallback when monotonicity fails at the price of ``log 2``; its
+:class:`FrontierResults` report ``|F|``, ``|P|``, ``N(P, r)`` and the estimated
+monotonicity-violation rate with intervals.
 
-- :func:`pareto_frontier`: the non-dominated models (a sort-filter skyline; a sweep for two
-  benchmarks), with an ``eps``-dominance variant.
-- :func:`pareto_cover`: a greedy farthest-point cover of the frontier in the sup-norm.
-- :class:`FrontierSelector`: frontier ERM, penalised cover-radius choice and aggregation
-  (exponential weights, Q-aggregation) with the mixed prior; the results report ``|F|``,
-  ``|P|``, ``N(P, r)`` and the estimated monotonicity-violation rate with intervals.
-- :class:`FrontierDesign`: the simulation design of the method notes; ``predict`` gives the
-  oracle-inequality scale of the aggregates, ``simulate`` the learners' excess target risks.
+References
+----------
+Yang, F., Di Gennaro, F., So, G. and Wegel, T. (2026). Hedging on the frontier: learning new tasks
+with few samples. arXiv:2605.30997 (ICML 2026).
 """
 
 from __future__ import annotations
@@ -33,6 +27,13 @@ from statcore.base import Estimator
 from statcore.results import IterationRecord, ResamplingResult, Results
 from statcore.results.plotting import get_ax
 from statcore.theory import _frontier_kernels as _K
+from statcore.theory.pareto_masks import (
+    _align,
+    _check_eps,
+    _check_risks,
+    _cover_path,
+    _frontier_mask,
+)
 from statcore.validation import (
     as_float_array,
     check_option,
@@ -42,220 +43,12 @@ from statcore.validation import (
     describe,
 )
 
-REFERENCE = (
-    "Yang, F., Di Gennaro, F., So, G. and Wegel, T. (2026). Hedging on the frontier: learning "
-    "new tasks with few samples. arXiv:2605.30997 (ICML 2026)."
-)
 SCHEMES = ("ew", "q")
 PRIORS = ("mixed", "frontier", "uniform")
 #: Dominated pairs the violation rate is computed from; beyond it a uniform sample is used
 #: (the rate's bootstrap interval then also carries the pair-sampling error, which at 5,000
 #: pairs is at most 0.007 in standard deviation).
 MAX_PAIRS = 5000
-
-
-# --------------------------------------------------------------------------------------------
-# input checks
-
-
-def _labels_of(value) -> pd.Index | None:
-    return value.index if isinstance(value, pd.DataFrame | pd.Series) else None
-
-
-def _check_risks(benchmark_risks, *, name: str) -> tuple[np.ndarray, pd.Index | None]:
-    """Risks as a float (M, K) copy, plus the model labels of a DataFrame (unique)."""
-    labels = _labels_of(benchmark_risks)
-    if labels is not None and not labels.is_unique:
-        dup = labels[labels.duplicated()].tolist()[:3]
-        raise ValueError(f"`{name}` has duplicate model labels in its index: {dup}")
-    R = as_float_array(benchmark_risks, name=name, ndim=(1, 2), min_rows=1)
-    if R.ndim == 1:
-        R = R[:, None]
-    if R.shape[1] == 0:
-        raise ValueError(f"`{name}` has no benchmark columns")
-    if (R < 0).any():
-        where = tuple(np.argwhere(R < 0)[0].tolist())
-        raise ValueError(
-            f"`{name}` must hold non-negative risks; found {int((R < 0).sum())} negative "
-            f"value(s) (first {R[where]:g} at index {where}); shift or transform losses that "
-            "can be negative (dominance is unchanged by increasing transforms)"
-        )
-    return R, labels
-
-
-def _check_eps(eps, n_benchmarks: int) -> np.ndarray:
-    values = as_float_array(eps, name="eps", ndim=(0, 1))
-    values = np.broadcast_to(values, (n_benchmarks,)) if values.ndim == 0 else values
-    if values.shape != (n_benchmarks,):
-        raise ValueError(
-            f"`eps` must be a scalar or hold one slack per benchmark ({n_benchmarks}); "
-            f"got shape {values.shape}"
-        )
-    if (values < 0).any():
-        raise ValueError(f"`eps` must be non-negative; got {values.tolist()}")
-    return np.ascontiguousarray(values, dtype=np.float64)
-
-
-def _align(frame_or_array, models: pd.Index, *, name: str, axis: int) -> np.ndarray:
-    """Reorder a DataFrame's model axis (index for ``axis=0``, columns for 1) to ``models``;
-    refuse labels that do not match. Arrays must already have ``len(models)`` along ``axis``."""
-    if isinstance(frame_or_array, pd.DataFrame):
-        labels = frame_or_array.index if axis == 0 else frame_or_array.columns
-        if not labels.is_unique:
-            raise ValueError(f"`{name}` has duplicate model labels")
-        missing = models.difference(labels, sort=False)
-        extra = labels.difference(models, sort=False)
-        if len(missing) or len(extra):
-            raise ValueError(
-                f"`{name}` and `models` list different models: missing from `{name}` "
-                f"{missing.tolist()[:5]}, not in `models` {extra.tolist()[:5]}"
-            )
-        return frame_or_array.reindex(models, axis=axis)
-    size = np.shape(frame_or_array)[axis] if np.ndim(frame_or_array) > axis else None
-    if size != len(models):
-        where = "rows" if axis == 0 else "columns"
-        raise ValueError(
-            f"`{name}` must have one {where[:-1]} per model ({len(models)} {where}); got "
-            f"{describe(frame_or_array)}"
-        )
-    return frame_or_array
-
-
-# --------------------------------------------------------------------------------------------
-# frontier and cover
-
-
-def _frontier_mask(R: np.ndarray, eps: np.ndarray) -> np.ndarray:
-    if R.shape[1] == 2 and not eps.any():
-        order = np.lexsort((R[:, 1], R[:, 0]))
-        return _K.skyline_2d(R[:, 0].copy(), R[:, 1].copy(), order)
-    keys = [R[:, k] for k in range(R.shape[1] - 1, -1, -1)] + [R.sum(axis=1)]
-    return _K.skyline_sorted(R, np.lexsort(keys), eps)
-
-
-def _brute_force_mask(R: np.ndarray, eps: np.ndarray) -> np.ndarray:
-    """The O(M^2 K) definition, blocked: the reference the skylines are tested against."""
-    M = len(R)
-    keep = np.ones(M, dtype=bool)
-    for start in range(0, M, 256):
-        block = R[start : start + 256]
-        below = np.all(R[:, None, :] <= block[None, :, :] - eps, axis=2)
-        differ = np.any(R[:, None, :] != block[None, :, :], axis=2)
-        keep[start : start + 256] = ~np.any(below & differ, axis=0)
-    return keep
-
-
-def pareto_frontier(benchmark_risks, eps=0.0):
-    """The models no other model dominates on the benchmarks (the Pareto frontier ``P``).
-
-    Model ``g`` eps-dominates ``f`` when ``R_k(g) <= R_k(f) - eps_k`` on every benchmark ``k``
-    and their risk vectors differ; with ``eps = 0`` this is Pareto dominance, and models with
-    equal risk vectors stay (or leave) together. A larger ``eps`` keeps more models: only
-    models beaten by a margin on every benchmark are dropped, which is the safe pruning under
-    monotonicity with slack.
-
-    Parameters
-    ----------
-    benchmark_risks : array_like of shape (M, K) or DataFrame
-        Risk of each model (rows; the DataFrame's index names them) on each benchmark
-        (columns); lower is better, non-negative, finite. Nothing is modified.
-    eps : float or array_like of shape (K,)
-        Dominance margin, per benchmark or shared (non-negative).
-
-    Returns
-    -------
-    ndarray of bool of shape (M,), or Series of bool indexed by the models
-        ``True`` for frontier models; ``benchmark_risks[mask]`` is the frontier.
-
-    Notes
-    -----
-    With ``eps = 0`` the frontier is unchanged by any strictly increasing transform of each
-    benchmark's risks (only their order enters); with ``eps > 0`` the margin is in the units
-    of the risks. Two benchmarks and ``eps = 0``: one lexicographic sort and a sweep,
-    O(M log M). Otherwise a sort-filter skyline: rows sorted by their sum (a dominating row
-    comes first) are compared only with the frontier found so far, ``O(M log M + M |P| K)``.
-
-    Fidelity: the frontier is the paper's; the eps-dominance variant is our reading of its
-    approximate monotonicity (only the abstract was available).
-
-    References
-    ----------
-    Yang, Di Gennaro, So and Wegel (2026), arXiv:2605.30997. Chomicki, Godfrey, Gryz and Liang
-    (2003). Skyline with presorting. *ICDE*.
-
-    Examples
-    --------
-    >>> pareto_frontier([[0.1, 0.9], [0.5, 0.5], [0.6, 0.6], [0.9, 0.1]]).tolist()
-    [True, True, False, True]
-    """
-    R, labels = _check_risks(benchmark_risks, name="benchmark_risks")
-    mask = _frontier_mask(R, _check_eps(eps, R.shape[1]))
-    return mask if labels is None else pd.Series(mask, index=labels, name="on_frontier")
-
-
-def _cover_path(R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Farthest-point (Gonzalez) order of the rows in the sup-norm and, for each prefix of
-    ``k`` centres, its covering radius: the cover of radius ``r`` is the shortest prefix whose
-    radius is at most ``r``. The first centre is the lexicographically smallest row."""
-    M = len(R)
-    order = np.empty(M, dtype=np.int64)
-    radii = np.empty(M)
-    first = int(np.lexsort(R.T[::-1])[0])
-    order[0] = first
-    dist = np.max(np.abs(R - R[first]), axis=1)
-    for k in range(1, M + 1):
-        radii[k - 1] = dist.max()
-        if k == M:
-            break
-        nxt = int(np.argmax(dist))
-        order[k] = nxt
-        dist = np.minimum(dist, np.max(np.abs(R - R[nxt]), axis=1))
-    return order, radii
-
-
-def pareto_cover(frontier, r):
-    """Representatives of the frontier such that every frontier model is within ``r`` of one
-    (sup-norm over benchmarks); their number is the Pareto covering number ``N(P, r)``.
-
-    Parameters
-    ----------
-    frontier : array_like of shape (m, K) or DataFrame
-        Benchmark risks of the frontier models (``benchmark_risks[pareto_frontier(...)]``).
-    r : float
-        Radius (non-negative, in the units of the risks).
-
-    Returns
-    -------
-    ndarray of int, or Index
-        Positions of the representatives in ``frontier`` (the model labels for a DataFrame),
-        in the order the greedy traversal picked them.
-
-    Notes
-    -----
-    Farthest-point traversal (Gonzalez 1985): start from the lexicographically smallest risk
-    vector and add the model farthest from the chosen ones until all lie within ``r``. The
-    chosen models are more than ``r`` apart, so their number is at most the ``r``-packing
-    number of ``P``, hence at most the covering number at radius ``r / 2``: the greedy count is
-    within that factor of the smallest cover. The covers are nested in ``r``.
-
-    Fidelity: reconstruction. The paper's Pareto covering number adapts to the frontier's
-    geometry (only the abstract was available); the sup-norm cover of the frontier's risk
-    vectors is our stand-in (a model within ``r`` of a representative on every benchmark is,
-    under a monotonicity modulus ``omega``, within ``omega(r)`` of it on the target). A
-    one-sided cover (every frontier model dominated up to ``r`` by a representative) is a
-    natural alternative the paper may use instead; the two-sided one implies it.
-
-    References
-    ----------
-    Yang, Di Gennaro, So and Wegel (2026), arXiv:2605.30997. Gonzalez, T. (1985). Clustering to
-    minimize the maximum intercluster distance. *Theor. Comput. Sci.* 38, 293-306.
-    """
-    R, labels = _check_risks(frontier, name="frontier")
-    r = check_scalar(r, name="r", low=0.0)
-    order, radii = _cover_path(R)
-    k = int(np.argmax(radii <= r)) + 1
-    chosen = order[:k]
-    return chosen if labels is None else labels[chosen]
 
 
 # --------------------------------------------------------------------------------------------
@@ -448,6 +241,16 @@ class FrontierResults(Results):
         ``alpha`` = 0.05; under exact monotonicity its expectation is at most 0.05.
     n_pairs : int
         Dominated pairs in all (the rates use at most ``MAX_PAIRS`` of them).
+
+    Vocabulary
+    ----------
+    One name per quantity across the frontier tools of :mod:`statcore.theory`: ``n_models`` is
+    the size ``|F|`` of the model class (``M`` in formulas), ``n_frontier`` that of the
+    frontier ``|P|``, ``n_cover`` the size ``N(P, r)`` of a cover of radius ``radius``;
+    ``benchmark_risks`` are the known risks (models x benchmarks), ``empirical_risks`` the
+    target-sample risks ``R_n``, ``temperature`` the aggregation's ``beta``, ``n_resamples``
+    the bootstrap replicates, ``n_reps`` the Monte Carlo replicates of a simulation, ``n`` the
+    target sample size.
     """
 
     benchmark_risks: pd.DataFrame
@@ -642,27 +445,21 @@ class FrontierSelector(Estimator):
     def _repr_spec(self) -> str:
         return f"benchmarks={self.risks.shape[1]}"
 
+    def _per_model(self, values, name: str) -> np.ndarray:
+        """A target-sample array ``(n, M)`` with its model columns in this selector's order."""
+        aligned = _align(values, self.models, name=name, axis=1)
+        return as_float_array(aligned, name=name, ndim=2, min_rows=2)
+
     def _target(self, target_losses, predictions, y):
         if (target_losses is None) == (predictions is None):
             raise ValueError("pass either `target_losses` or `predictions` with `y`")
         if predictions is None:
             if y is not None:
                 raise ValueError("`y` goes with `predictions`, not with `target_losses`")
-            L = as_float_array(
-                _align(target_losses, self.models, name="target_losses", axis=1),
-                name="target_losses",
-                ndim=2,
-                min_rows=2,
-            )
-            return L, None, None
+            return self._per_model(target_losses, "target_losses"), None, None
         if y is None:
             raise ValueError("`predictions` needs `y` (the target responses)")
-        F = as_float_array(
-            _align(predictions, self.models, name="predictions", axis=1),
-            name="predictions",
-            ndim=2,
-            min_rows=2,
-        )
+        F = self._per_model(predictions, "predictions")
         yv = as_float_array(y, name="y", ndim=1)
         if len(yv) != len(F):
             raise ValueError(f"`y` has {len(yv)} values but `predictions` has {len(F)} rows")
@@ -839,279 +636,4 @@ class FrontierSelector(Estimator):
         return rate, result, significant, int(n_pairs)
 
 
-# --------------------------------------------------------------------------------------------
-# simulation design
-
-
-def _plot_rates(results, ax=None, **kwargs):
-    """Mean excess target risk against n (log-log) per learner, with Monte Carlo intervals and
-    the aggregates' oracle-inequality scale ``beta log(1 / pi_j*) / n`` dashed."""
-    ax = get_ax(ax)
-    for i, (name, block) in enumerate(results.table.groupby("learner", sort=False)):
-        colour = f"C{i}"
-        ax.errorbar(
-            block["n"],
-            block["mean_excess"],
-            yerr=1.96 * block["std_error"],
-            marker="o",
-            ms=3,
-            capsize=2,
-            color=colour,
-            label=name,
-            **kwargs,
-        )
-    for j, column in enumerate(results.theory.columns):
-        ax.plot(
-            results.theory.index,
-            results.theory[column],
-            ls="--",
-            lw=1,
-            color=f"C{7 + j}",
-            label=f"bound: {column}",
-        )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("target samples n")
-    ax.set_ylabel("excess target risk")
-    ax.legend(frameon=False, fontsize="small")
-    ax.set_title(results.method)
-    return ax
-
-
-@dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class FrontierSimulationResults(Results):
-    """Monte Carlo excess target risks of the frontier learners over a grid of ``n``.
-
-    Attributes
-    ----------
-    table : DataFrame
-        ``n, learner, mean_excess, std_error, conf_low, conf_high`` (95 % normal intervals of
-        the Monte Carlo mean).
-    theory : DataFrame
-        The aggregates' oracle-inequality scale ``beta log(1 / pi_j*) / n`` per prior, indexed
-        by ``n`` (from :meth:`FrontierDesign.predict`).
-    draws : DataFrame
-        Every replicate's excess risk (``rep, n, learner, excess``).
-    n_reps : int
-    """
-
-    table: pd.DataFrame
-    theory: pd.DataFrame
-    draws: pd.DataFrame
-    n_reps: int = 0
-
-    _plots: ClassVar[dict] = {"rates": _plot_rates}
-
-    def tidy(self) -> pd.DataFrame:
-        return self.table.copy()
-
-    def slope(self, learner: str, n_min: int = 0, n_max: float = np.inf) -> float:
-        """Least-squares slope of log mean excess on log n for one learner (within n range)."""
-        block = self.table[
-            (self.table["learner"] == learner) & self.table["n"].between(n_min, n_max)
-        ]
-        if len(block) < 2:
-            raise ValueError(f"`learner` {learner!r} has fewer than 2 grid points in range")
-        if (block["mean_excess"] <= 0).any():
-            raise ValueError(f"`learner` {learner!r} has a mean excess <= 0 in range: no log")
-        return float(np.polyfit(np.log(block["n"]), np.log(block["mean_excess"]), 1)[0])
-
-
-class FrontierDesign:
-    """The notes' simulation design: models on a curved two-benchmark frontier plus a dominated
-    interior, and a squared-loss target task whose risks are monotone in (or unrelated to) the
-    benchmark risks.
-
-    Parameters
-    ----------
-    n_models : int
-        ``|F|``; ``n_arc`` of them lie on the arc, the rest inside.
-    n_arc : int
-        Models on the frontier arc ``R = a - (cos t, sin t)``, ``t`` evenly spread on
-        ``[0, pi / 2]``, ``a = 1.2``; interior models have ``R = a - rho (cos t, sin t)`` with
-        ``rho ~ U(0.2, 0.95)`` and ``t ~ U(0, pi / 2)``.
-    target : {"monotone", "unrelated"}
-        Excess target risk ``b_j^2 = scale (w R_1 + (1 - w) R_2 - min)`` (exactly monotone, so
-        the best model is on the frontier) or ``scale U_j`` with ``U_j ~ U(0, 1)`` independent of
-        the benchmarks.
-    mix : float
-        ``w`` above.
-    scale : float
-        Scale of the excess target risks.
-    noise : float
-        ``sigma``: target ``y = sigma epsilon``.
-    correlation : float in [0, 1]
-        ``rho_e``: model ``j`` predicts ``b_j (sqrt(rho_e) z + sqrt(1 - rho_e) zeta_j)`` with
-        ``z, zeta_j, epsilon`` standard normal, so ``R_0(f_j) = sigma^2 + b_j^2`` and a convex
-        combination has the exact risk ``sigma^2 + rho_e (sum theta b)^2 +
-        (1 - rho_e) sum theta^2 b^2``. ``rho_e = 1``: the errors are collinear and no mixture
-        beats the best model (excess risks stay non-negative).
-    random_state : None, int, SeedSequence or Generator
-        Seeds the interior models and the unrelated target.
-
-    Fidelity: reconstruction. The notes' design (M = 1000, a curved 2-D frontier plus a dominated
-    interior) was not taken from the paper, whose experiments were not available; the target
-    model is ours.
-    """
-
-    def __init__(
-        self,
-        n_models: int = 1000,
-        n_arc: int = 40,
-        *,
-        target: str = "monotone",
-        mix: float = 0.5,
-        scale: float = 1.0,
-        noise: float = 1.0,
-        correlation: float = 0.5,
-        random_state=0,
-    ):
-        self.n_models = check_positive_int(n_models, name="n_models", minimum=2)
-        self.n_arc = check_positive_int(n_arc, name="n_arc", minimum=1)
-        if self.n_arc > self.n_models:
-            raise ValueError(f"`n_arc` ({n_arc}) must not exceed `n_models` ({n_models})")
-        self.target = check_option(target, name="target", options=("monotone", "unrelated"))
-        self.mix = check_scalar(mix, name="mix", low=0.0, high=1.0)
-        self.scale = check_scalar(scale, name="scale", low=0.0, low_inclusive=False)
-        self.noise = check_scalar(noise, name="noise", low=0.0, low_inclusive=False)
-        self.correlation = check_scalar(correlation, name="correlation", low=0.0, high=1.0)
-        rng = check_random_state(random_state)
-        m_in = self.n_models - self.n_arc
-        t = np.concatenate([np.linspace(0, np.pi / 2, self.n_arc), rng.uniform(0, np.pi / 2, m_in)])
-        rho = np.concatenate([np.ones(self.n_arc), rng.uniform(0.2, 0.95, m_in)])
-        R = 1.2 - rho[:, None] * np.column_stack([np.cos(t), np.sin(t)])
-        self.models = pd.Index([f"m{j:04d}" for j in range(self.n_models)], name="model")
-        self.benchmark_risks = pd.DataFrame(R, index=self.models, columns=["bench_1", "bench_2"])
-        if self.target == "monotone":
-            score = self.mix * R[:, 0] + (1 - self.mix) * R[:, 1]
-            excess = self.scale * (score - score.min())
-        else:
-            excess = self.scale * rng.uniform(size=self.n_models)
-        self.b = np.sqrt(excess)
-        self.target_risks = pd.Series(self.noise**2 + excess, index=self.models, name="R0")
-
-    def sample(self, n: int, random_state=None) -> tuple[np.ndarray, np.ndarray]:
-        """``n`` target samples: predictions ``(n, M)`` and responses ``(n,)``."""
-        n = check_positive_int(n, name="n", minimum=2)
-        rng = check_random_state(random_state)
-        z = rng.standard_normal((n, 1))
-        zeta = rng.standard_normal((n, self.n_models))
-        c = self.correlation
-        F = self.b * (np.sqrt(c) * z + np.sqrt(1 - c) * zeta)
-        return F, self.noise * rng.standard_normal(n)
-
-    def excess_risk(self, weights) -> float:
-        """Exact excess target risk of the convex combination with these weights."""
-        w = np.asarray(weights, dtype=float)
-        c = self.correlation
-        risk = c * (w @ self.b) ** 2 + (1 - c) * np.sum((w * self.b) ** 2)
-        return float(risk - self.b.min() ** 2)
-
-    def _cover(self) -> np.ndarray:
-        R = self.benchmark_risks.to_numpy()
-        idx = np.flatnonzero(_frontier_mask(R, np.zeros(2)))
-        return idx
-
-    def predict(self, n_grid, *, temperature: float | None = None) -> pd.DataFrame:
-        """The aggregates' oracle-inequality scale ``beta log(1 / pi_j*) / n`` on ``n_grid``
-        for the mixed, frontier and uniform priors (``beta`` default ``4 sigma^2``;
-        ``j*`` the target's best model; infinite when the prior misses it).
-
-        This is the bound's complexity term (Leung and Barron 2006 for exponential weights,
-        Lecué and Rigollet 2014 for Q-aggregation, constants of the fixed-design Gaussian case),
-        a reference slope and scale, not an exact prediction of the simulated means.
-        """
-        n = np.asarray(as_float_array(n_grid, name="n_grid", ndim=1), dtype=float)
-        beta = (
-            4 * self.noise**2
-            if temperature is None
-            else check_scalar(temperature, name="temperature", low=0.0, low_inclusive=False)
-        )
-        best = int(np.argmin(self.b))
-        cover = self._cover()
-        out = {}
-        for kind in PRIORS:
-            pi = _mixed_prior(self.n_models, cover, kind)[best]
-            out[kind] = beta * (np.log(1 / pi) if pi > 0 else np.inf) / n
-        return pd.DataFrame(out, index=pd.Index(n, name="n"))
-
-    def simulate(
-        self,
-        n_grid,
-        *,
-        n_reps: int = 200,
-        temperature: float | None = None,
-        penalty: float = 1.0,
-        random_state=None,
-    ) -> FrontierSimulationResults:
-        """Excess target risk of full-class ERM, frontier ERM, cover ERM and exponential-weights
-        aggregates (mixed, frontier and uniform priors; cover = the whole frontier) over
-        ``n_reps`` target samples of each size in ``n_grid``.
-
-        The aggregates' risk is computed exactly (:meth:`excess_risk`), so only the target
-        sample is random. ``temperature`` defaults to ``4 sigma^2`` (the oracle value, so that
-        the rate is not confounded with a data-driven temperature).
-        """
-        grid = [check_positive_int(int(v), name="n_grid", minimum=2) for v in n_grid]
-        n_reps = check_positive_int(n_reps, name="n_reps")
-        rng = check_random_state(random_state)
-        beta = (
-            4 * self.noise**2
-            if temperature is None
-            else check_scalar(temperature, name="temperature", low=0.0, low_inclusive=False)
-        )
-        R = self.benchmark_risks.to_numpy()
-        frontier = self._cover()
-        order, radii = _cover_path(R[frontier])
-        path = frontier[order]
-        priors = {kind: _mixed_prior(self.n_models, frontier, kind) for kind in PRIORS}
-        excess0 = self.b**2 - self.b.min() ** 2
-        rows = []
-        for n in grid:
-            for rep in range(n_reps):
-                F, yv = self.sample(n, random_state=rng)
-                L = (F - yv[:, None]) ** 2
-                risks = L.mean(axis=0)
-                scale = _comparison_scale(L[:, frontier])
-                *_, k_hat = _cover_choice(risks[path], radii, scale, n, penalty)
-                cover = path[:k_hat]
-                picks = {
-                    "full ERM": int(np.argmin(risks)),
-                    "frontier ERM": frontier[np.argmin(risks[frontier])],
-                    "cover ERM": cover[np.argmin(risks[cover])],
-                }
-                for name, j in picks.items():
-                    rows.append((rep, n, name, excess0[j]))
-                for kind, pi in priors.items():
-                    theta = _exponential_weights(risks, pi, n, beta)
-                    rows.append((rep, n, f"EW ({kind} prior)", self.excess_risk(theta)))
-        draws = pd.DataFrame(rows, columns=["rep", "n", "learner", "excess"])
-        grouped = draws.groupby(["n", "learner"], sort=False)["excess"]
-        table = grouped.agg(mean_excess="mean", std_error="sem").reset_index()
-        table["conf_low"] = table["mean_excess"] - 1.96 * table["std_error"]
-        table["conf_high"] = table["mean_excess"] + 1.96 * table["std_error"]
-        return FrontierSimulationResults(
-            method=f"Frontier learners, {self.target} target (|F|={self.n_models}, "
-            f"|P|={len(frontier)})",
-            nobs=n_reps,
-            table=table,
-            theory=self.predict(grid, temperature=beta),
-            draws=draws,
-            n_reps=n_reps,
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"FrontierDesign(n_models={self.n_models}, n_arc={self.n_arc}, "
-            f"target={self.target!r}, correlation={self.correlation})"
-        )
-
-
-__all__ = [
-    "FrontierDesign",
-    "FrontierResults",
-    "FrontierSelector",
-    "FrontierSimulationResults",
-    "pareto_cover",
-    "pareto_frontier",
-]
+__all__ = ["MAX_PAIRS", "PRIORS", "SCHEMES", "FrontierResults", "FrontierSelector"]
