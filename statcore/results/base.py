@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -206,6 +207,8 @@ def _plot_doc(plots: dict) -> str:
         "",
     ]
     for kind, function in plots.items():
+        while isinstance(function, functools.partial):  # its own __doc__ describes partial
+            function = function.func
         doc = (getattr(function, "__doc__", None) or "").strip()
         first = doc.split("\n\n")[0].replace("\n", " ") if doc else "(undocumented)"
         lines.append(f"    - ``{kind!r}``: {' '.join(first.split())}")

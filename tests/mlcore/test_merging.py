@@ -221,8 +221,12 @@ def test_dare_random_state_reproducible_and_checked():
     b = merge(base, experts, "dare", drop_rate=0.5, random_state=5)
     c = merge(base, experts, "dare", drop_rate=0.5, random_state=6)
     assert max_diff(a, b) == 0.0 and max_diff(a, c) > 0
+    # a numpy Generator is a random_state like any other (issue 37): same stream, same merge
+    d = merge(base, experts, "dare", drop_rate=0.5, random_state=np.random.default_rng(0))
+    e = merge(base, experts, "dare", drop_rate=0.5, random_state=np.random.default_rng(0))
+    assert max_diff(d, e) == 0.0
     with pytest.raises(TypeError, match="random_state"):
-        merge(base, experts, "dare", random_state=np.random.default_rng(0))
+        merge(base, experts, "dare", random_state="seed")
 
 
 def test_dare_ties_combination_elects_signs():

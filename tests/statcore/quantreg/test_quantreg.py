@@ -209,7 +209,9 @@ def test_preprocessing_falls_back_when_the_subsample_is_the_data(engel):
     model = QuantReg.from_formula("foodexp ~ income", engel, q=[0.25, 0.5])
     # at n = 235 the pilot would hold all rows: plain Frisch-Newton, the same solution
     pre, plain = model.fit(method="pfn"), model.fit(method="fn")
-    np.testing.assert_array_equal(pre.params.to_numpy(), plain.params.to_numpy())
+    # the same Frisch-Newton iterations on the same rows; only the summation order of the BLAS
+    # products may differ (seen: 6e-16 relative), while another vertex would differ at 1e-3
+    np.testing.assert_allclose(pre.params.to_numpy(), plain.params.to_numpy(), rtol=1e-12, atol=0)
     assert pre.fit_method == "pfn" and "Portnoy-Koenker" in pre.method
 
 
