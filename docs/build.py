@@ -30,6 +30,7 @@ API_AREAS = [
     ("statcore.validation", "Input checks (the public face for mlcore and extensions)"),
     ("statcore.compat", "Optional dependencies and renamed names"),
     ("statcore.progress", "Progress bars"),
+    ("statcore.neighbours", "Neighbour search and distances shared by the areas"),
     ("statcore.distributed", "Execution backends and Monte Carlo studies"),
     ("statcore.datasets", "Shipped data sets"),
     ("statcore.quantreg", "Quantile regression"),

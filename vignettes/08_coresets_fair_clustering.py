@@ -32,9 +32,10 @@ res.tidy().T
 
 # %% [markdown]
 # ## Coreset size against the approximation ratio
-# For each size and law, four coresets are drawn and solved (k-means++ and weighted Lloyd, 3
-# starts); the ratio is the solution's cost on the full data over the best cost found
-# (scikit-learn's KMeans, best of 5 starts on the full data, or any coreset solution if better).
+# For each size and law, one coreset is drawn and solved four times (k-means++ and weighted
+# Lloyd, 3 starts each); the ratio is the solution's cost on the full data over the best cost
+# found (scikit-learn's KMeans, best of 5 starts on the full data, or any coreset solution if
+# better).
 
 # %%
 from sklearn.cluster import KMeans
@@ -85,7 +86,7 @@ curve.gamma_hat.round(3)
 # %% [markdown]
 # ## Capacitated fair-range clustering on a real table
 #
-# `FairRangeKClustering` picks `k` centres among candidate facilities, each serving at most
+# `FairRangeKClustering` picks `n_clusters` centres among candidate facilities, each serving at most
 # its capacity, with the number of centres from each demographic group inside a range
 # (Gadekar & Thejaswi, 2025, arXiv:2505.15905). Here: 200 respondents of the 1996 American
 # National Election Study (`anes96`, public domain, shipped: see `data/README.md`), placed by
@@ -109,11 +110,11 @@ xy = (people[["age", "logpopul"]] - people[["age", "logpopul"]].mean()) / people
 candidates = xy.iloc[rng.choice(200, 30, replace=False)]
 education = np.where(people.loc[candidates.index, "educ"] >= 5, "college", "no_college")
 
-plain = FairRangeKClustering(xy, candidates, k=6, capacities=40)
+plain = FairRangeKClustering(xy, candidates, n_clusters=6, capacities=40)
 fair = FairRangeKClustering(
     xy,
     candidates,
-    k=6,
+    n_clusters=6,
     capacities=40,
     groups=education,
     ranges={"college": (2, 3), "no_college": (3, 4)},
@@ -133,7 +134,8 @@ print(f"price of the ranges: {res_fair.cost / res_plain.cost - 1:.2%} more k-med
 
 # %%
 res_tree = fair.fit(method="tree", random_state=0)
-print(f"tree / MILP cost: {res_tree.cost / res_fair.cost:.3f}; audit: {res_tree.audit() or 'ok'}")
+violations = res_tree.constraint_violations() or "none"
+print(f"tree / MILP cost: {res_tree.cost / res_fair.cost:.3f}; violations: {violations}")
 res_fair.group_counts
 
 # %%

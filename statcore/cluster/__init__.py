@@ -1,5 +1,17 @@
 """Clustering: hardness fingerprints and benchmarks, size-constrained anchor graph clustering,
-coresets, capacitated fair-range clustering, on one set of shared geometry kernels.
+coresets, capacitated fair-range clustering, on one set of shared geometry kernels (the
+neighbour search is :mod:`statcore.neighbours`, shared with the other areas).
+
+Vocabulary
+----------
+One name per concept across the area, the scikit-learn words: ``n_clusters`` is the number of
+clusters, and also the number of centres where each cluster has one (k-means, k-median,
+fair-range centres, a coreset's k); ``n_centres`` only where solutions may use more centres than
+clusters (a coreset's bi-criteria count); ``n_neighbors`` is the number of neighbours of a
+point (kNN purity, anchors per point); ``centre`` is the spelling of centre. Bounds keep the
+scale they are given in (``size_bounds``); the same bounds on another scale have their own
+name (``size_limits``, shares of the data). The older spellings (``k``, ``center``,
+``center_box``, ``FairRangeResults.audit``) work for one release with a ``FutureWarning``.
 
 References
 ----------

@@ -30,6 +30,7 @@ from statcore.base import Estimator
 from statcore.cluster import _anchor_kernels as AK
 from statcore.cluster import _coreset_kernels as CK
 from statcore.cluster import _kernels as K
+from statcore.compat import renamed_attribute
 from statcore.ot.box import solve_box
 from statcore.results import IterationRecord, Results
 from statcore.results.plotting import get_ax
@@ -98,7 +99,7 @@ def _plot_sizes(results, ax=None, **kwargs):
     x = np.arange(c)
     ax.bar(x - 0.2, results.data_sizes, width=0.4, label="data level (labels)", **kwargs)
     ax.bar(x + 0.2, results.anchor_sizes, width=0.4, label="anchor level (F^T 1)")
-    lower, upper = results.size_bounds
+    lower, upper = results.size_limits
     ax.axhline(lower, color="black", linestyle="--", linewidth=1, label="bounds")
     if np.isfinite(upper):
         ax.axhline(upper, color="black", linestyle="--", linewidth=1)
@@ -142,15 +143,26 @@ class AnchorClusteringResults(Results):
     data_sizes : ndarray, shape (c,)
         Fraction of the points labelled with each cluster.
     size_bounds : tuple of float
-        ``(alpha / c, beta / c)``, the bounds on every cluster's size.
+        ``(alpha, beta)``, the bounds as given to the model: relative to the average cluster
+        size ``1 / c`` (so ``(0.5, 1.5)`` means half to one and a half times the average). The
+        same bounds as shares of the data are :attr:`size_limits`.
     objective : float
         The final ``Phi(F)`` (its history is ``iterations.history``).
     lam : float
         The entropic regularisation.
     n_neighbors : int
         Anchors per point in the anchor graph.
-    center : ndarray, shape (d,)
+    centre : ndarray, shape (d,)
         The training mean, subtracted before distances are taken (for :meth:`predict`).
+        ``center`` is its old spelling (warns ``FutureWarning``).
+
+    Notes
+    -----
+    Vocabulary of the cluster area: ``n_clusters`` is the number of clusters (also the number
+    of centres, where each cluster has one), ``n_neighbors`` the number of neighbours of a
+    point (here, anchors joined to each point), ``n_anchors`` the number of anchors; centres
+    are spelled ``centre``. ``size_bounds`` are on the user's scale, relative to the average
+    cluster size; ``size_limits`` are the same bounds as shares of the data's mass.
     """
 
     labels: np.ndarray
@@ -163,7 +175,9 @@ class AnchorClusteringResults(Results):
     objective: float
     lam: float
     n_neighbors: int
-    center: np.ndarray
+    centre: np.ndarray
+
+    center = renamed_attribute("center", "centre")
 
     _plots: ClassVar[dict] = {"sizes": _plot_sizes, "objective": _plot_objective}
 
@@ -177,6 +191,15 @@ class AnchorClusteringResults(Results):
         """Number of anchors."""
         return len(self.anchors)
 
+    @property
+    def size_limits(self) -> tuple[float, float]:
+        """``(alpha / c, beta / c)``: :attr:`size_bounds` as shares of the data's mass, the
+        scale of ``anchor_sizes`` and ``data_sizes`` (the fit keeps every ``anchor_sizes`` entry
+        inside them)."""
+        alpha, beta = self.size_bounds
+        c = self.n_clusters
+        return alpha / c, beta / c
+
     def predict(self, X) -> np.ndarray:
         """Labels of new points: their anchor graph to the fitted anchors, then transmission.
 
@@ -187,8 +210,8 @@ class AnchorClusteringResults(Results):
         if X.shape[1] != d:
             raise ValueError(f"`X` must have {d} columns, like the fitted data; got {X.shape[1]}")
         idx, z = anchor_graph(
-            np.ascontiguousarray(X - self.center),
-            np.ascontiguousarray(self.anchors - self.center),
+            np.ascontiguousarray(X - self.centre),
+            np.ascontiguousarray(self.anchors - self.centre),
             self.n_neighbors,
         )
         labels, _ = AK.transmit(idx, z, _distributions(self.anchor_assignment))
@@ -196,9 +219,10 @@ class AnchorClusteringResults(Results):
 
     def tidy(self) -> pd.DataFrame:
         """One row per cluster: ``term, estimate`` (data-level size), ``anchor_size, lower,
-        upper, n_points, n_anchors`` (anchors whose largest share is that cluster)."""
+        upper`` (:attr:`size_limits`, shares of the data), ``n_points, n_anchors`` (anchors whose
+        largest share is that cluster)."""
         c = self.n_clusters
-        lower, upper = self.size_bounds
+        lower, upper = self.size_limits
         return pd.DataFrame(
             {
                 "term": [f"cluster {k}" for k in range(c)],
@@ -221,7 +245,7 @@ class AnchorClusteringResults(Results):
 
     def _repr_lines(self) -> list[str]:
         sizes = ", ".join(f"{s:.3f}" for s in self.data_sizes)
-        lower, upper = self.size_bounds
+        lower, upper = self.size_limits
         return [
             f"{self.n_clusters} clusters from {self.n_anchors} anchors; sizes [{sizes}] within "
             f"bounds [{lower:.3f}, {upper:.3f}]; n_iter={self.n_iter}"
@@ -410,8 +434,8 @@ class SizeConstrainedAnchorClustering(Estimator):
         alpha, beta = self.size_bounds
         lower, upper = np.full(c, alpha / c), np.full(c, beta / c)
 
-        center = self.X.mean(axis=0)
-        X = np.ascontiguousarray(self.X - center)
+        centre = self.X.mean(axis=0)
+        X = np.ascontiguousarray(self.X - centre)
         sample = X
         if n > ANCHOR_SAMPLE * m:
             sample = X[np.sort(rng.choice(n, ANCHOR_SAMPLE * m, replace=False))]
@@ -495,15 +519,15 @@ class SizeConstrainedAnchorClustering(Estimator):
             method=self.method_name,
             labels=labels,
             anchor_assignment=F,
-            anchors=anchors + center,
+            anchors=anchors + centre,
             anchor_weights=a,
             anchor_sizes=F.sum(axis=0),
             data_sizes=np.bincount(labels, minlength=c) / n,
-            size_bounds=(alpha / c, beta / c),
+            size_bounds=(alpha, beta),
             objective=objective,
             lam=lam,
             n_neighbors=s,
-            center=center,
+            centre=centre,
             iterations=record,
             notes=notes,
         )

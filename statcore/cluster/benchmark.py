@@ -125,7 +125,7 @@ class ClusteringBenchmark(Estimator):
         standardised data's principal components keeping 90 % of the variance, at least 2), or a
         dict of name to a built-in name or a function ``X -> features`` (an external
         embedding). Every track runs on every representation: this is the representation-swap
-        track, and :meth:`BenchmarkResults.audit` compares two of them.
+        track, and :meth:`BenchmarkResults.attribute_gain` compares two of them.
 
     Notes
     -----
@@ -143,7 +143,7 @@ class ClusteringBenchmark(Estimator):
     Calinski-Harabasz / Davies-Bouldin), regimes are quantile bins of one fingerprint coordinate
     with Kendall tau between the bins' method rankings and a seed bootstrap, and the audit is a
     least-squares regression of per-dataset gains on coordinate shifts (see
-    :meth:`BenchmarkResults.audit`). The datasets are scikit-learn's and its generators'.
+    :meth:`BenchmarkResults.attribute_gain`). The datasets are scikit-learn's and its generators'.
 
     References
     ----------
@@ -230,8 +230,8 @@ class ClusteringBenchmark(Estimator):
         fingerprint : bool
             Also compute each (dataset, representation)'s
             :class:`~statcore.cluster.hardness.HardnessFingerprint` (needed by
-            :meth:`BenchmarkResults.regimes` and :meth:`~BenchmarkResults.audit` unless their
-            ``fingerprints=`` is given).
+            :meth:`BenchmarkResults.regimes` and :meth:`~BenchmarkResults.attribute_gain`
+            unless their ``fingerprints=`` is given).
         fingerprint_options : dict, optional
             Options of ``HardnessFingerprint.fit`` (``random_state`` defaults to this call's).
         backend : None, str, Backend or dask.distributed.Client

@@ -43,7 +43,7 @@ from statcore.cluster import _coreset_kernels as CK
 from statcore.cluster import _kernels as K
 from statcore.cluster.coreset_solvers import ApproximationCheck, CoresetSolution, _costs, _solve
 from statcore.cluster.metrics import disagreement
-from statcore.compat import import_optional
+from statcore.compat import import_optional, renamed_attribute, renamed_keywords
 from statcore.distributed import borrowed_backend
 from statcore.results import Results
 from statcore.validation import (
@@ -105,6 +105,15 @@ def _as_weights(weights, n: int, name: str = "weights") -> np.ndarray | None:
     return w
 
 
+def _as_row_ids(row_ids, n: int) -> np.ndarray:
+    ids = np.asarray(row_ids)
+    if ids.shape != (n,) or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"`row_ids` must be {n} integer ids, one per row of `X`; got {ids.shape}")
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    ids.setflags(write=False)
+    return ids
+
+
 def _key_seed(random_state) -> tuple[int, np.random.Generator]:
     """An integer seed for hashed keys, and the Generator for everything else.
 
@@ -135,13 +144,18 @@ class Coreset(Estimator):
     ----------
     X : array_like of shape (n, d)
         The points. A float64 C-contiguous array is used in place (read-only view), not copied.
-    k : int
-        The number of centres of the clustering the coreset is for (1 <= k <= n).
+    n_clusters : int
+        The number of clusters (centres) k of the clustering the coreset is for
+        (``1 <= n_clusters <= n``). ``k=`` is its old spelling (warns ``FutureWarning``).
     objective : {"kmeans", "kmedian"}
         The cost ``sum_p w_p d(p, S)^z``: squared (k-means) or plain (k-median) Euclidean
         distances to the nearest centre.
     weights : array_like of shape (n,), optional
         Non-negative multiplicities of the points (not normalised); 1 each by default.
+    row_ids : array_like of int, shape (n,), optional
+        The rows' ids, which the hashed keys of the resilient construction read (and
+        ``indices`` of the results report): rows with equal ids in two data sets get equal
+        keys. Default ``0..n-1``; :meth:`from_chunks` passes the rows' ids in the stream.
 
     Notes
     -----
@@ -192,16 +206,25 @@ class Coreset(Estimator):
 
     method_name = "Coreset"
 
-    def __init__(self, X, k, *, objective: str = "kmeans", weights=None):
+    k = renamed_attribute("k", "n_clusters")
+
+    @renamed_keywords(k="n_clusters")
+    def __init__(self, X, n_clusters, *, objective: str = "kmeans", weights=None, row_ids=None):
         self.X = _as_points(X)
         n = self.X.shape[0]
-        self.k = check_positive_int(k, name="k")
-        if self.k > n:
-            raise ValueError(f"`k` must be at most the number of rows of `X` ({n}); got {k}")
+        self.n_clusters = check_positive_int(n_clusters, name="n_clusters")
+        if self.n_clusters > n:
+            raise ValueError(
+                f"`n_clusters` must be at most the number of rows of `X` ({n}); got {n_clusters}"
+            )
         self.objective = check_option(objective, name="objective", options=OBJECTIVES)
         self.weights = _as_weights(weights, n)
-        #: row ids the hashed keys use (set by merge-and-reduce to the rows' ids in the stream)
-        self._ids: np.ndarray | None = None
+        self._ids = None if row_ids is None else _as_row_ids(row_ids, n)
+
+    @property
+    def row_ids(self) -> np.ndarray:
+        """The rows' ids (``0..n-1`` unless given): the hashed keys' input, and ``indices``."""
+        return self._row_ids()
 
     @property
     def nobs(self) -> int:
@@ -212,7 +235,7 @@ class Coreset(Estimator):
         return _POWER[self.objective]
 
     def _repr_spec(self) -> str:
-        return f"k={self.k}, objective={self.objective!r}, d={self.X.shape[1]}"
+        return f"n_clusters={self.n_clusters}, objective={self.objective!r}, d={self.X.shape[1]}"
 
     def _w(self) -> np.ndarray:
         return np.ones(self.nobs) if self.weights is None else self.weights
@@ -234,15 +257,16 @@ class Coreset(Estimator):
         Parameters
         ----------
         size : int
-            The number of draws m (``size >= k``). The coreset holds at most m distinct points
-            (repeated draws merge). With ``size >= n`` the data themselves come back.
+            The number of draws m (``size >= n_clusters``). The coreset holds at most m
+            distinct points (repeated draws merge). With ``size >= n`` the data themselves
+            come back.
         method : {"sensitivity", "uniform", "lightweight", "resilient"}
             The sampling law (see the class Notes).
         random_state : None, int, SeedSequence or Generator
             For ``"resilient"``, an int is the seed of the hashed keys: equal seeds on
             row-aligned data give consistent coresets.
         bicriteria : float
-            delta >= 0: solutions of this coreset use ``ceil((1 + delta) k)`` centres by
+            delta >= 0: solutions of this coreset use ``ceil((1 + delta) n_clusters)`` centres by
             default (the bi-criteria solutions of the resilient coreset).
         slack : float
             The randomised-threshold assignment of ``"resilient"``: a point goes to the
@@ -255,24 +279,26 @@ class Coreset(Estimator):
         CoresetResults
         """
         size = check_positive_int(size, name="size")
-        if size < self.k:
-            raise ValueError(f"`size` must be at least `k` ({self.k}); got {size}")
+        if size < self.n_clusters:
+            raise ValueError(
+                f"`size` must be at least `n_clusters` ({self.n_clusters}); got {size}"
+            )
         method = check_option(method, name="method", options=METHODS)
         delta = check_scalar(bicriteria, name="bicriteria", low=0.0)
         slack = check_scalar(slack, name="slack", low=0.0)
-        n_centres = math.ceil((1.0 + delta) * self.k - 1e-9)
+        n_centres = math.ceil((1.0 + delta) * self.n_clusters - 1e-9)
         seed, rng = _key_seed(random_state)
         X, w, ids, power = self.X, self._w(), self._row_ids(), self.power
         if method == "resilient":
-            centres = X[CK.seed_race(X, w, ids, seed, self.k, 1, power)]
+            centres = X[CK.seed_race(X, w, ids, seed, self.n_clusters, 1, power)]
         elif self.nobs > max(size, SEED_SAMPLE):
             rows = rng.choice(self.nobs, size=max(size, SEED_SAMPLE), replace=False, p=w / w.sum())
             sample = np.ascontiguousarray(X[np.sort(rows)])
             centres = sample[
-                CK.seed_dz(sample, np.ones(len(sample)), rng.random((self.k, 1)), power)
+                CK.seed_dz(sample, np.ones(len(sample)), rng.random((self.n_clusters, 1)), power)
             ]
         else:
-            centres = X[CK.seed_dz(X, w, rng.random((self.k, 1)), power)]
+            centres = X[CK.seed_dz(X, w, rng.random((self.n_clusters, 1)), power)]
         centres = np.ascontiguousarray(centres)
         labels, sq = K.assign_nearest(X, centres, parallel=True)
         dist = sq if power == 2 else np.sqrt(sq)
@@ -280,14 +306,14 @@ class Coreset(Estimator):
         if size >= self.nobs:
             keep, point_weights = np.arange(self.nobs), w.copy()
         elif method == "resilient":
-            q = _sensitivity(w, dist, labels, self.k)
+            q = _sensitivity(w, dist, labels, self.n_clusters)
             threshold = np.minimum(1.0, size * q)
             keys = CK.hashed_uniforms(seed, _INCLUSION_STREAM, ids)
             keep = np.flatnonzero(keys < threshold)
             point_weights = w[keep] / threshold[keep]
         else:
             if method == "sensitivity":
-                q = _sensitivity(w, dist, labels, self.k)
+                q = _sensitivity(w, dist, labels, self.n_clusters)
             elif method == "uniform":
                 q = w / w.sum()
             else:
@@ -309,21 +335,22 @@ class Coreset(Estimator):
             size=size,
             construction=method,
             objective=self.objective,
-            k=self.k,
+            n_clusters=self.n_clusters,
             n_centres=n_centres,
             slack=slack if method == "resilient" else 0.0,
             data_weight=float(w.sum()),
             centres=centres,
             solution_cost=solution_cost,
-            cluster_weight=np.bincount(labels, weights=w, minlength=self.k),
-            cluster_counts=np.bincount(labels[keep], minlength=self.k),
+            cluster_weight=np.bincount(labels, weights=w, minlength=self.n_clusters),
+            cluster_counts=np.bincount(labels[keep], minlength=self.n_clusters),
         )
 
     @classmethod
+    @renamed_keywords(k="n_clusters")
     def from_chunks(
         cls,
         chunks,
-        k: int,
+        n_clusters: int,
         *,
         size: int,
         objective: str = "kmeans",
@@ -343,8 +370,9 @@ class Coreset(Estimator):
         chunks : iterable of arrays (or ``(X, weights)`` pairs), or a dask array
             The data, one piece at a time; rows are numbered through the stream (the
             result's ``indices``). A dask array's row blocks are its chunks.
-        k, size, objective, method, random_state
-            As in :class:`Coreset` and :meth:`fit` (``method`` is used at every level).
+        n_clusters, size, objective, method, random_state
+            As in :class:`Coreset` and :meth:`fit` (``method`` is used at every level);
+            ``k=`` is the old spelling of ``n_clusters`` (warns ``FutureWarning``).
         backend : None, str, Backend or dask Client
             None: the chunks are read and reduced one at a time (constant memory). Otherwise the
             chunk coresets are built in parallel on the backend
@@ -359,14 +387,14 @@ class Coreset(Estimator):
             ``model`` is a :class:`Coreset` of the final merged points (the full data are not
             held): :meth:`CoresetResults.cost` needs the data passed as ``X``.
         """
-        k = check_positive_int(k, name="k")
+        k = check_positive_int(n_clusters, name="n_clusters")
         size = check_positive_int(size, name="size")
         if size < k:
-            raise ValueError(f"`size` must be at least `k` ({k}); got {size}")
+            raise ValueError(f"`size` must be at least `n_clusters` ({k}); got {size}")
         objective = check_option(objective, name="objective", options=OBJECTIVES)
         method = check_option(method, name="method", options=METHODS)
         root = _root_sequence(random_state)
-        spec = _ReduceSpec(k=k, size=size, objective=objective, method=method)
+        spec = _ReduceSpec(n_clusters=k, size=size, objective=objective, method=method)
         leaf_seeds = _SeedStream(root.spawn(1)[0])
         merge_seeds = _SeedStream(root.spawn(1)[0])
         leaves = _leaf_coresets(chunks, spec, leaf_seeds, backend)
@@ -388,15 +416,20 @@ class Coreset(Estimator):
             merged = _Weighted.union(merged, part)
         if len(stack) > 1:
             merged = _reduce(merged, spec, merge_seeds.next())
-        model = cls(merged.X, min(k, len(merged.X)), objective=objective, weights=merged.w)
-        model._ids = merged.ids
+        model = cls(
+            merged.X,
+            min(k, len(merged.X)),
+            objective=objective,
+            weights=merged.w,
+            row_ids=merged.ids,
+        )
         final = model.fit(size=len(merged.X), method="uniform", random_state=merge_seeds.next())
         return final._as_streamed(n_total, total_weight, method, size)
 
 
 @dataclass(frozen=True)
 class _ReduceSpec:
-    k: int
+    n_clusters: int
     size: int
     objective: str
     method: str
@@ -440,8 +473,13 @@ def _reduce(part: _Weighted, spec: _ReduceSpec, seed: int) -> _Weighted:
     """A coreset of a weighted point set, ids carried through."""
     if len(part.X) <= spec.size:
         return part
-    model = Coreset(part.X, min(spec.k, len(part.X)), objective=spec.objective, weights=part.w)
-    model._ids = part.ids
+    model = Coreset(
+        part.X,
+        min(spec.n_clusters, len(part.X)),
+        objective=spec.objective,
+        weights=part.w,
+        row_ids=part.ids,
+    )
     res = model.fit(size=spec.size, method=spec.method, random_state=seed)
     return _Weighted(np.asarray(res.points), np.asarray(res.weights), np.asarray(res.indices))
 
@@ -584,8 +622,10 @@ class CoresetResults(Results):
     construction : str
         The sampling law (``method`` of :meth:`Coreset.fit`).
     objective : str
-    k, n_centres : int
-        The clustering's k, and the centres solutions use by default (bi-criteria).
+    n_clusters, n_centres : int
+        The clustering's number of clusters k (``k`` is its old name, warns
+        ``FutureWarning``), and the centres solutions use by default (``n_clusters``, or the
+        bi-criteria count ``ceil((1 + delta) n_clusters)``).
     slack : float
         The randomised-threshold assignment's slack (0: nearest centre).
     data_weight : float
@@ -596,6 +636,11 @@ class CoresetResults(Results):
         ``cost_P(A)``.
     cluster_weight, cluster_counts : ndarray of shape (k,)
         Per cluster of A: its weight in the data and its number of coreset points.
+
+    Notes
+    -----
+    Vocabulary: ``n_clusters`` counts clusters (centres of the clustering), ``n_centres``
+    the centres solutions use (more with bi-criteria); see :mod:`statcore.cluster`.
     """
 
     points: np.ndarray
@@ -604,7 +649,7 @@ class CoresetResults(Results):
     size: int
     construction: str
     objective: str
-    k: int
+    n_clusters: int
     n_centres: int
     slack: float
     data_weight: float
@@ -615,6 +660,8 @@ class CoresetResults(Results):
     data_available: bool = True
 
     _plots: ClassVar[dict] = {"points": _coreset_plot}
+
+    k = renamed_attribute("k", "n_clusters")
 
     @property
     def power(self) -> int:
@@ -810,14 +857,17 @@ class CoresetResults(Results):
         reference_cost: float | None = None,
         random_state=None,
     ) -> ApproximationCheck:
-        """Monte Carlo check of approximation preservation: ``cost_P(S_Omega) / best cost_P``.
+        """Monte Carlo check of approximation preservation of this coreset:
+        ``cost_P(S_Omega) / best cost_P``.
 
-        Draws ``n_repeats`` fresh coresets with this fit's options, solves each with
-        ``algorithm`` (as :meth:`solve`) and divides the solution's cost on the data by the
-        best cost found: ``n_reference`` runs of the same algorithm on the full data (or
-        ``reference_cost``, a known good cost, when given), or any coreset solution if better
-        (the exact optimum is unknown, so this reference is itself an upper bound and the
-        ratios are >= 1 by construction). ``n_init`` is the starts of each coreset solve.
+        Solves this coreset ``n_repeats`` times with independent starts of ``algorithm`` (as
+        :meth:`solve`; nothing is redrawn or refitted) and divides each solution's cost on the
+        data by the best cost found: ``n_reference`` runs of the same algorithm on the full
+        data (or ``reference_cost``, a known good cost, when given), or any coreset solution if
+        better (the exact optimum is unknown, so this reference is itself an upper bound and
+        the ratios are >= 1 by construction). ``n_init`` is the starts of each coreset solve. A
+        deterministic solver (``"consistent"``) gives equal ratios and a zero-width interval.
+        To study a construction rather than one coreset, call this on several fits.
 
         Returns
         -------
@@ -833,16 +883,10 @@ class CoresetResults(Results):
         )
         rng = check_random_state(random_state)
         model = self.model
-        options = {
-            key: self.fit_options[key]
-            for key in ("size", "method", "bicriteria", "slack")
-            if key in self.fit_options
-        }
-        costs = []
-        for _ in range(n_repeats):
-            res = model.fit(**options, random_state=int(rng.integers(2**62)))
-            sol = res.solve(algorithm, n_init=n_init, random_state=rng)
-            costs.append(self.cost(sol.centres))
+        costs = [
+            self.cost(self.solve(algorithm, n_init=n_init, random_state=rng).centres)
+            for _ in range(n_repeats)
+        ]
         if reference_cost is None:
             reference_cost = self._reference_cost(algorithm, n_reference, rng)
         else:
@@ -874,9 +918,9 @@ class CoresetResults(Results):
         if algorithm in (None, "consistent"):
             algorithm = "lloyd" if self.objective == "kmeans" else "kmedian"
         model = self.model
-        X, w, ids = model.X, model._w(), model._row_ids()
+        X, w, ids, k = model.X, model._w(), model._row_ids(), self.n_clusters
         return min(
-            self.cost(_solve(X, w, ids, 0, self.power, algorithm, self.k, 1, 300, 1e-6, rng)[0])
+            self.cost(_solve(X, w, ids, 0, self.power, algorithm, k, 1, 300, 1e-6, rng)[0])
             for _ in range(n_reference)
         )
 
@@ -884,7 +928,7 @@ class CoresetResults(Results):
         row = super().glance()
         row["construction"] = self.construction
         row["objective"] = self.objective
-        row["k"] = self.k
+        row["n_clusters"] = self.n_clusters
         row["size"] = self.size
         row["n_points"] = self.n_points
         row["total_weight"] = self.total_weight

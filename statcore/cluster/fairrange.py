@@ -21,7 +21,6 @@ metrics by tree metrics. JCSS 69(3), 485-497.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 import warnings
 from dataclasses import dataclass
@@ -34,8 +33,16 @@ from scipy.sparse import csgraph
 
 from statcore.base import Estimator
 from statcore.cluster import _kernels as K
+from statcore.cluster._fairrange_checks import (
+    _check_capacities,
+    _check_groups,
+    _check_ranges,
+    _labels,
+    _node_ids,
+    _read_only,
+)
 from statcore.cluster.fairrange_trees import _dp_tree, _frt_tree, _run_dp
-from statcore.compat import import_optional
+from statcore.compat import import_optional, renamed_attribute, renamed_keywords, renamed_method
 from statcore.results import Results
 from statcore.results.plotting import get_ax, legend_beside
 from statcore.validation import (
@@ -68,8 +75,9 @@ class FairRangeKClustering(Estimator):
         Client coordinates (Euclidean distances). A DataFrame's index labels the clients.
     facilities : array_like, shape (m, d)
         Candidate centre coordinates; a DataFrame's index labels the facilities.
-    k : int
-        Number of centres to open, ``1 <= k <= m``.
+    n_clusters : int
+        Number of centres to open k (one per cluster), ``1 <= k <= m``. ``k=`` is its old
+        spelling (warns ``FutureWarning``).
     capacities : int or array_like of int, shape (m,), optional
         Most clients a facility serves. None: uncapacitated (every facility may serve all).
     groups : optional
@@ -126,29 +134,40 @@ class FairRangeKClustering(Estimator):
 
     method_name = "Capacitated fair-range k-clustering"
 
+    @renamed_keywords(k="n_clusters")
     def __init__(
         self,
         clients,
         facilities,
         *,
-        k,
+        n_clusters,
         capacities=None,
         groups=None,
         ranges=None,
         objective: str = "kmedian",
+        _tree: dict | None = None,
     ):
-        X = as_float_array(clients, name="clients", ndim=2, min_rows=1)
-        F = as_float_array(facilities, name="facilities", ndim=2, min_rows=1)
-        if X.shape[1] != F.shape[1]:
-            raise ValueError(
-                f"`clients` and `facilities` must have the same number of columns; got "
-                f"{X.shape[1]} and {F.shape[1]}"
-            )
-        self._X, self._F, self._tree = X, F, None
-        dist = K.pairwise_distances(X, F, metric="euclidean")
-        self._setup(clients, facilities, dist, k, capacities, groups, ranges, objective)
+        # ``_tree`` is :meth:`from_tree`'s prepared tree metric (clients, facilities: node ids)
+        self._X = self._F = None
+        self._tree = _tree
+        if _tree is None:
+            X = as_float_array(clients, name="clients", ndim=2, min_rows=1)
+            F = as_float_array(facilities, name="facilities", ndim=2, min_rows=1)
+            if X.shape[1] != F.shape[1]:
+                raise ValueError(
+                    f"`clients` and `facilities` must have the same number of columns; got "
+                    f"{X.shape[1]} and {F.shape[1]}"
+                )
+            self._X, self._F = X, F
+            dist = K.pairwise_distances(X, F, metric="euclidean")
+        else:
+            nodes = np.ix_(_tree["clients"], _tree["facilities"])
+            dist = np.ascontiguousarray(_tree["node_dist"][nodes])
+            clients = facilities = None
+        self._setup(clients, facilities, dist, n_clusters, capacities, groups, ranges, objective)
 
     @classmethod
+    @renamed_keywords(k="n_clusters")
     def from_tree(
         cls,
         edges,
@@ -156,7 +175,7 @@ class FairRangeKClustering(Estimator):
         *,
         clients,
         facilities,
-        k,
+        n_clusters,
         capacities=None,
         groups=None,
         ranges=None,
@@ -172,7 +191,7 @@ class FairRangeKClustering(Estimator):
             Non-negative edge lengths.
         clients, facilities : array_like of int
             The node of each client and of each facility (several may share a node).
-        k, capacities, groups, ranges, objective
+        n_clusters, capacities, groups, ranges, objective
             As for the constructor.
 
         Notes
@@ -204,26 +223,33 @@ class FairRangeKClustering(Estimator):
         node_dist = csgraph.shortest_path(adj, directed=False)
         c_nodes = _node_ids(clients, n_nodes, "clients")
         f_nodes = _node_ids(facilities, n_nodes, "facilities")
-        self = cls.__new__(cls)
-        self._X = self._F = None
-        self._tree = {
+        tree = {
             "edges": E.astype(np.int64),
             "weights": w,
             "node_dist": node_dist,
             "clients": c_nodes,
             "facilities": f_nodes,
         }
-        dist = np.ascontiguousarray(node_dist[np.ix_(c_nodes, f_nodes)])
-        self._setup(None, None, dist, k, capacities, groups, ranges, objective)
-        return self
+        return cls(
+            c_nodes,
+            f_nodes,
+            n_clusters=n_clusters,
+            capacities=capacities,
+            groups=groups,
+            ranges=ranges,
+            objective=objective,
+            _tree=tree,
+        )
 
     # ------------------------------------------------------------------ specification
     def _setup(self, clients, facilities, dist, k, capacities, groups, ranges, objective):
         self.objective = check_option(objective, name="objective", options=OBJECTIVES)
         n, m = dist.shape
-        self.k = check_positive_int(k, name="k")
-        if self.k > m:
-            raise ValueError(f"`k` must be at most the number of facilities ({m}); got {k}")
+        self.n_clusters = check_positive_int(k, name="n_clusters")
+        if self.n_clusters > m:
+            raise ValueError(
+                f"`n_clusters` must be at most the number of facilities ({m}); got {k}"
+            )
         self.client_labels = _labels(clients, n)
         self.facility_labels = _labels(facilities, m)
         self.distances = dist
@@ -231,7 +257,7 @@ class FairRangeKClustering(Estimator):
         self._cost = dist if self.objective == "kmedian" else dist**2
         self.capacities = _check_capacities(capacities, m, n)
         self.membership, self.group_names = _check_groups(groups, m)
-        self.ranges = _check_ranges(ranges, self.group_names, self.k)
+        self.ranges = _check_ranges(ranges, self.group_names, self.n_clusters)
         patterns, self.facility_type = np.unique(self.membership, axis=0, return_inverse=True)
         self.type_patterns = patterns
         self.facility_type = self.facility_type.ravel().astype(np.int64)
@@ -239,12 +265,12 @@ class FairRangeKClustering(Estimator):
 
     def _check_feasible(self) -> None:
         """Refuse what no solver can satisfy: capacity first (cheap), then the ranges."""
-        n, k = self.nobs, self.k
+        n, k = self.nobs, self.n_clusters
         top = np.sort(self.capacities)[::-1][:k].sum()
         if top < n:
             raise ValueError(
                 f"`capacities`: the {k} largest capacities serve {int(top)} clients, fewer "
-                f"than the {n} clients; raise the capacities or `k`"
+                f"than the {n} clients; raise the capacities or `n_clusters`"
             )
         available = np.bincount(self.facility_type, minlength=len(self.type_patterns))
         n_vectors = math.comb(k + len(available) - 1, len(available) - 1)
@@ -282,10 +308,28 @@ class FairRangeKClustering(Estimator):
     def n_facilities(self) -> int:
         return self.distances.shape[1]
 
+    k = renamed_attribute("k", "n_clusters")
+
+    @property
+    def client_coordinates(self) -> np.ndarray | None:
+        """The clients' coordinates (read-only; None for a :meth:`from_tree` instance)."""
+        return None if self._X is None else _read_only(self._X)
+
+    @property
+    def facility_coordinates(self) -> np.ndarray | None:
+        """The facilities' coordinates (read-only; None for a :meth:`from_tree` instance)."""
+        return None if self._F is None else _read_only(self._F)
+
+    @property
+    def cost_matrix(self) -> np.ndarray:
+        """Client-facility assignment costs (read-only): ``distances`` (k-median) or their
+        squares (k-means)."""
+        return _read_only(self._cost)
+
     def _repr_spec(self) -> str:
         return (
-            f"k={self.k}, facilities={self.n_facilities}, groups={len(self.group_names)}, "
-            f"objective={self.objective!r}"
+            f"n_clusters={self.n_clusters}, facilities={self.n_facilities}, "
+            f"groups={len(self.group_names)}, objective={self.objective!r}"
         )
 
     def feasible_count_vectors(self) -> pd.DataFrame:
@@ -437,7 +481,7 @@ class FairRangeKClustering(Estimator):
             cp.sum(x, axis=1) == 1,
             cp.sum(x, axis=0) <= cp.multiply(self.capacities.astype(float), y),
             x <= np.ones((n, 1)) @ cp.reshape(y, (1, m), order="C"),
-            cp.sum(y) == self.k,
+            cp.sum(y) == self.n_clusters,
         ]
         if member.shape[1]:
             constraints += [member.T @ y >= self.ranges[:, 0], member.T @ y <= self.ranges[:, 1]]
@@ -465,7 +509,7 @@ class FairRangeKClustering(Estimator):
                     "raise it or use method='tree'"
                 )
             raise ValueError(
-                f"the MILP is {problem.status}: no choice of {self.k} centres meets the "
+                f"the MILP is {problem.status}: no choice of {self.n_clusters} centres meets the "
                 f"`ranges` ({self._ranges_text()}) with enough `capacities`"
             )
         centres = np.flatnonzero(y.value > 0.5)
@@ -491,7 +535,7 @@ class FairRangeKClustering(Estimator):
             tree = self._given_tree()
             centres, tree_cost = _run_dp(self, dp, tree, resolution)
             return centres, {"tree_costs": (tree_cost,), "n_trees": 1, "embedding": "given tree"}
-        n_leaders = n_leaders or max(4 * self.k, 32)
+        n_leaders = n_leaders or max(4 * self.n_clusters, 32)
         best, tree_costs, final_costs = None, [], []
         for _ in range(n_trees):
             tree = self._embedded_tree(rng, n_leaders)
@@ -600,120 +644,13 @@ class FairRangeKClustering(Estimator):
             mip_gap=float(mip_gap),
             status=status,
             objective=self.objective,
-            k=self.k,
+            n_clusters=self.n_clusters,
             loads=loads,
             group_counts=group_counts,
             solver=method,
             wall_time_s=float(elapsed),
             details=details,
         )
-
-
-# ---------------------------------------------------------------------- validation helpers
-def _labels(data, n) -> np.ndarray:
-    if isinstance(data, pd.DataFrame | pd.Series):
-        return np.asarray(data.index)
-    return np.arange(n)
-
-
-def _node_ids(nodes, n_nodes, name) -> np.ndarray:
-    arr = np.asarray(nodes)
-    if arr.ndim != 1 or not len(arr) or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(
-            f"`{name}` must be a non-empty 1-D array of node ids; got {describe(nodes)}"
-        )
-    if arr.min() < 0 or arr.max() >= n_nodes:
-        raise ValueError(f"`{name}` must name nodes 0..{n_nodes - 1}; got {describe(nodes)}")
-    return arr.astype(np.int64)
-
-
-def _check_capacities(capacities, m, n) -> np.ndarray:
-    if capacities is None:
-        return np.full(m, n, dtype=np.int64)
-    if isinstance(capacities, numbers.Number):
-        capacities = np.full(m, capacities)
-    U = as_float_array(capacities, name="capacities", ndim=1, allow_inf=True)
-    if len(U) != m:
-        raise ValueError(f"`capacities` must hold one value per facility ({m}); got {len(U)}")
-    finite = np.isfinite(U)
-    if (U < 0).any() or (U[finite] != np.round(U[finite])).any():
-        raise ValueError(
-            f"`capacities` must be non-negative integers (or inf); got {describe(capacities)}"
-        )
-    # more than n never binds, and integers keep the DP's flows integral
-    return np.minimum(np.where(finite, U, n), n).astype(np.int64)
-
-
-def _check_groups(groups, m) -> tuple[np.ndarray, tuple]:
-    if groups is None:
-        return np.zeros((m, 0), dtype=bool), ()
-    if isinstance(groups, pd.DataFrame):
-        M = groups.to_numpy()
-        if M.shape[0] != m or M.dtype != bool:
-            raise ValueError(
-                f"`groups` as a DataFrame must be a boolean ({m}, t) membership table; "
-                f"got {describe(groups)}"
-            )
-        return M.copy(), tuple(str(c) for c in groups.columns)
-    if isinstance(groups, dict):
-        names, members = tuple(str(g) for g in groups), list(groups.values())
-    else:
-        arr = np.asarray(groups, dtype=object) if not isinstance(groups, np.ndarray) else groups
-        if arr.ndim == 2 and arr.shape[0] == m and arr.dtype == bool:
-            return arr.copy(), tuple(f"group{g}" for g in range(arr.shape[1]))
-        flat = arr.ndim == 1 and len(arr) == m and all(np.ndim(v) == 0 for v in arr)
-        if flat:  # one label per facility: disjoint groups
-            labels = pd.Series(np.asarray(groups))
-            names = tuple(str(v) for v in pd.unique(labels))
-            M = np.stack([(labels.astype(str) == name).to_numpy() for name in names], axis=1)
-            return M, names
-        names, members = tuple(f"group{g}" for g in range(len(groups))), list(groups)
-    M = np.zeros((m, len(members)), dtype=bool)
-    for g, idx in enumerate(members):
-        idx = np.asarray(idx)
-        if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
-            raise ValueError(
-                f"`groups`: group {names[g]!r} must be a list of facility indices; "
-                f"got {describe(idx)}"
-            )
-        if idx.size and (idx.min() < 0 or idx.max() >= m):
-            raise ValueError(f"`groups`: group {names[g]!r} names facilities outside 0..{m - 1}")
-        M[idx, g] = True
-    return M, names
-
-
-def _check_ranges(ranges, names, k) -> np.ndarray:
-    t = len(names)
-    out = np.tile(np.array([0, k], dtype=np.int64), (t, 1))
-    if ranges is None:
-        return out
-    if isinstance(ranges, dict):
-        unknown = set(map(str, ranges)) - set(names)
-        if unknown:
-            raise ValueError(f"`ranges` names groups that `groups` lacks: {sorted(unknown)}")
-        items = [(names.index(str(g)), r) for g, r in ranges.items()]
-    else:
-        ranges = list(ranges)
-        if len(ranges) != t:
-            raise ValueError(
-                f"`ranges` must hold one (lower, upper) pair per group ({t}); got {len(ranges)}"
-            )
-        items = list(enumerate(ranges))
-    for g, pair in items:
-        pair = np.asarray(pair)
-        if pair.shape != (2,) or not all(float(v) == int(v) for v in pair):
-            raise ValueError(
-                f"`ranges`: group {names[g]!r} needs an integer (lower, upper) pair; "
-                f"got {describe(pair)}"
-            )
-        lo, hi = int(pair[0]), int(pair[1])
-        if not 0 <= lo <= hi <= k:
-            raise ValueError(
-                f"`ranges`: group {names[g]!r} has range [{lo}, {hi}], which must satisfy "
-                f"0 <= lower <= upper <= k = {k}"
-            )
-        out[g] = lo, hi
-    return out
 
 
 # ---------------------------------------------------------------------- type-count vectors
@@ -771,8 +708,8 @@ class _TypeVectors:
     def __init__(self, model: FairRangeKClustering):
         T = len(model.type_patterns)
         available = np.bincount(model.facility_type, minlength=T)
-        vecs = _count_vectors(available, model.k, model.type_patterns, model.ranges[:, 1])
-        base = model.k + 1
+        vecs = _count_vectors(available, model.n_clusters, model.type_patterns, model.ranges[:, 1])
+        base = model.n_clusters + 1
         codes = vecs @ (base ** np.arange(T))
         order = np.argsort(codes)
         vecs, codes = vecs[order], codes[order]  # the zero vector comes first
@@ -780,7 +717,7 @@ class _TypeVectors:
         total = vecs.sum(axis=1)
         sums = codes[:, None] + codes[None, :]
         pos = np.clip(np.searchsorted(codes, sums), 0, V - 1)
-        valid = (total[:, None] + total[None, :] <= model.k) & (codes[pos] == sums)
+        valid = (total[:, None] + total[None, :] <= model.n_clusters) & (codes[pos] == sums)
         self.add = np.where(valid, pos, -1).astype(np.int64)
         self.sub = np.full((V, V), -1, dtype=np.int64)
         ia, ib = np.nonzero(valid)
@@ -793,19 +730,22 @@ class _TypeVectors:
                 self.unit[tau] = self.add[:, e]
                 self.minus[tau] = self.sub[:, e]
         self.vectors = vecs
-        self.root_ok = (total == model.k) & _meets_ranges(vecs, model.type_patterns, model.ranges)
+        self.root_ok = (total == model.n_clusters) & _meets_ranges(
+            vecs, model.type_patterns, model.ranges
+        )
 
 
 # ---------------------------------------------------------------------- results
 def _plot_assignment(res, ax=None, **kwargs):
     """Clients coloured by their centre, a line to it, closed facilities as grey crosses."""
     model = res.model
-    if model is None or model._X is None or model._X.shape[1] != 2:
+    X = None if model is None else model.client_coordinates
+    if X is None or X.shape[1] != 2:
         raise ValueError(
             "the assignment plot needs the model's 2-D client and facility coordinates"
         )
     ax = get_ax(ax)
-    X, F = model._X, model._F
+    F = model.facility_coordinates
     slot = np.searchsorted(res.centres, res.assignment)
     colours = np.array([f"C{i % 10}" for i in range(len(res.centres))])
     for c in range(len(X)):
@@ -823,7 +763,7 @@ def _plot_assignment(res, ax=None, **kwargs):
         edgecolors="k",
         label="centres",
     )
-    ax.set_title(f"{res.objective} cost {res.cost:.4g} (k = {res.k})")
+    ax.set_title(f"{res.objective} cost {res.cost:.4g} (k = {res.n_clusters})")
     legend_beside(ax)
     return ax
 
@@ -874,6 +814,11 @@ class FairRangeResults(Results):
         Seconds the fit took (solve, assignment and bound).
     details : dict
         Tree method: the DP's tree costs and final costs per embedding, the embedding.
+
+    Notes
+    -----
+    Vocabulary: ``n_clusters`` is the number of open centres k (``k`` is its old name, warns
+    ``FutureWarning``); see :mod:`statcore.cluster`.
     """
 
     centres: np.ndarray
@@ -885,7 +830,7 @@ class FairRangeResults(Results):
     mip_gap: float
     status: str
     objective: str
-    k: int
+    n_clusters: int
     loads: pd.DataFrame
     group_counts: pd.DataFrame
     solver: str
@@ -894,18 +839,22 @@ class FairRangeResults(Results):
 
     _plots: ClassVar[dict] = {"assignment": _plot_assignment, "loads": _plot_loads}
 
+    k = renamed_attribute("k", "n_clusters")
+
     @property
     def feasible(self) -> bool:
-        """Whether the solution passes the audit: ``k`` centres, every client assigned to an
-        open centre, loads within capacities, group counts within ranges."""
-        return not self.audit()
+        """Whether :meth:`constraint_violations` finds none: ``n_clusters`` centres, every
+        client assigned to an open centre, loads within capacities, counts within ranges."""
+        return not self.constraint_violations()
 
-    def audit(self) -> list[str]:
-        """The violated constraints, as sentences (empty: feasible)."""
+    def constraint_violations(self) -> list[str]:
+        """The constraints this solution violates, as sentences (empty: feasible); the cost is
+        also recomputed from the assignment. ``audit()`` is its old name (warns)."""
         problems = []
         model = self.model
-        if len(np.unique(self.centres)) != self.k:
-            problems.append(f"{len(np.unique(self.centres))} centres instead of k = {self.k}")
+        n_open = len(np.unique(self.centres))
+        if n_open != self.n_clusters:
+            problems.append(f"{n_open} centres instead of n_clusters = {self.n_clusters}")
         if not np.isin(self.assignment, self.centres).all():
             problems.append("a client is assigned to a closed facility")
         over = self.loads["load"] > self.loads["capacity"]
@@ -918,7 +867,7 @@ class FairRangeResults(Results):
             )
         if model is not None:
             n = len(self.assignment)
-            recomputed = model._cost[np.arange(n), self.assignment].sum()
+            recomputed = model.cost_matrix[np.arange(n), self.assignment].sum()
             if not np.isclose(recomputed, self.cost, rtol=1e-9, atol=1e-12):
                 problems.append(f"the cost {self.cost} differs from the assignment's {recomputed}")
         return problems
@@ -932,7 +881,7 @@ class FairRangeResults(Results):
 
     def glance(self) -> pd.DataFrame:
         row = super().glance()
-        row["k"] = self.k
+        row["n_clusters"] = self.n_clusters
         row["objective"] = self.objective
         row["cost"] = self.cost
         row["lower_bound"] = self.lower_bound
@@ -952,3 +901,6 @@ class FairRangeResults(Results):
             f"{self.objective} cost={self.cost:.6g}, centres={self.centres.tolist()}, "
             f"gap to bound={self.gap:.3g}, status={self.status}"
         ]
+
+
+renamed_method(FairRangeResults, "audit", "constraint_violations")

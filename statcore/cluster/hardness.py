@@ -22,7 +22,7 @@ from scipy.sparse import csgraph
 from statcore.base import Estimator
 from statcore.cluster import _kernels as K
 from statcore.cluster.metrics import davies_bouldin
-from statcore.compat import import_optional
+from statcore.compat import import_optional, renamed_attribute, renamed_keywords
 from statcore.exceptions import NotApplicableWarning
 from statcore.results import Results, Summary
 from statcore.results.plotting import get_ax, legend_beside, panel_axes
@@ -141,12 +141,18 @@ class HardnessResults(Results):
     n_classes, n_sampled : int
         Number of classes; number of points behind the pairwise coordinates (all, unless
         ``max_points`` sub-sampled them).
-    k : int
-        The neighbourhood size, also the smallest component the H0 coordinates count.
+    n_neighbors : int
+        The neighbourhood size, also the smallest component the H0 coordinates count
+        (``k`` is its old name, warns ``FutureWarning``).
     gap_factor : float
         The H0 gap threshold, in multiples of the median spanning-tree edge.
     n_resamples : int
         Bootstrap replicates drawn.
+
+    Notes
+    -----
+    Vocabulary: ``n_neighbors`` is the neighbourhood size of the kNN coordinates, ``n_classes``
+    the number of true classes; see :mod:`statcore.cluster`.
 
     References
     ----------
@@ -167,11 +173,13 @@ class HardnessResults(Results):
     representation: str | None
     n_classes: int
     n_sampled: int
-    k: int
+    n_neighbors: int
     gap_factor: float
     n_resamples: int
 
     _plots: ClassVar[dict] = {"bars": _plot_bars}
+
+    k = renamed_attribute("k", "n_neighbors")
 
     @property
     def bottleneck_bound(self) -> float:
@@ -290,7 +298,7 @@ class HardnessFingerprint(Estimator):
 
     - ``silhouette``: scikit-learn's mean silhouette of the true labels (Euclidean);
     - ``davies_bouldin``: scikit-learn's Davies-Bouldin index of the true labels;
-    - ``knn_purity``: mean over points of the share of their ``k`` nearest neighbours with
+    - ``knn_purity``: mean over points of the share of their ``n_neighbors`` nearest neighbours with
       the same label;
     - ``margin_ratio``: median over points of ``d(nearest other-class point) /
       d(nearest same-class point)``;
@@ -300,7 +308,7 @@ class HardnessFingerprint(Estimator):
       class's points to their k-th nearest neighbour among all points;
     - ``size_entropy``: ``H(p) / log K`` of the class shares;
     - ``h0_gaps``: cut the minimum spanning tree (the H0 deaths) at ``gap_factor`` times its
-      median edge; the number of components of at least ``k`` points, minus one.
+      median edge; the number of components of at least ``n_neighbors`` points, minus one.
       ``class_fragmentation``: the mean over classes of the same count (at the same
       threshold, at least 0) on each class's own spanning tree. The threshold is relative to
       the typical nearest-neighbour scale, not to the diameter, and small components are not
@@ -368,11 +376,12 @@ class HardnessFingerprint(Estimator):
         rep = f"representation={self.representation!r}, " if self.representation else ""
         return f"{rep}n_classes={self.n_classes}"
 
+    @renamed_keywords(k="n_neighbors")
     def fit(
         self,
         *,
         n_landmarks: int | None = None,
-        k: int = 10,
+        n_neighbors: int = 10,
         gap_factor: float = 5.0,
         max_points: int = 10_000,
         n_resamples: int = 200,
@@ -387,8 +396,9 @@ class HardnessFingerprint(Estimator):
             Greedy-permutation landmarks for the H1 persistence (at most the number of points;
             all points give the exact diagram); by default ``min(300, n)``. ripser's cost grows
             quickly with it: a few hundred keep H1 under a second.
-        k : int
-            Neighbours for the kNN purity and the density coordinate.
+        n_neighbors : int
+            Neighbours for the kNN purity and the density coordinate (``k=`` is its old
+            spelling, warns ``FutureWarning``).
         gap_factor : float
             Gap threshold of the H0 coordinates, in multiples of the median edge of the
             minimum spanning tree (> 1).
@@ -427,7 +437,9 @@ class HardnessFingerprint(Estimator):
         sizes = np.bincount(y, minlength=n_classes)
         sample = _stratified_sample(y, sizes, max_points, rng)
         Zs, ys = Z[sample], y[sample]
-        k = check_scalar(k, name="k", kind=numbers.Integral, low=1, high=len(sample) - 1)
+        k = check_scalar(
+            n_neighbors, name="n_neighbors", kind=numbers.Integral, low=1, high=len(sample) - 1
+        )
 
         point = _point_scores(Zs, ys, n_classes, k)
         gaps, fragments, h0_deaths = _h0(Zs, ys, n_classes, gap_factor, k)
@@ -509,7 +521,7 @@ class HardnessFingerprint(Estimator):
             representation=self.representation,
             n_classes=n_classes,
             n_sampled=len(sample),
-            k=k,
+            n_neighbors=k,
             gap_factor=gap_factor,
             n_resamples=n_resamples,
         )

@@ -20,7 +20,7 @@ import pandas as pd
 
 from statcore.cluster.coreset import TRANSFORMS, Coreset, _as_points
 from statcore.cluster.metrics import disagreement
-from statcore.compat import import_optional
+from statcore.compat import import_optional, renamed_keywords
 from statcore.results import Results
 from statcore.validation import check_option, check_positive_int, check_random_state, check_scalar
 
@@ -98,9 +98,10 @@ class ResilienceResults(Results):
         return self.gamma_hat.copy()
 
 
+@renamed_keywords(k="n_clusters")
 def resilience(
     X,
-    k: int,
+    n_clusters: int,
     *,
     transform: str | Callable = "linear",
     eps_grid: Sequence[float] = (0.01, 0.05, 0.1),
@@ -122,7 +123,8 @@ def resilience(
     Parameters
     ----------
     X : array_like of shape (n, d)
-    k : int
+    n_clusters : int
+        Number of clusters (``k=`` is its old spelling, warns ``FutureWarning``).
     transform : {"linear", "noise", "quantise"} or callable
         See :func:`eps_close`.
     eps_grid : sequence of float
@@ -145,7 +147,7 @@ def resilience(
     under eps-close inputs but does not fix a generator of such inputs.
     """
     X = _as_points(X)
-    k = check_positive_int(k, name="k")
+    k = check_positive_int(n_clusters, name="n_clusters")
     n_seeds = check_positive_int(n_seeds, name="n_seeds")
     grid = [check_scalar(e, name="eps_grid", low=0.0) for e in np.atleast_1d(eps_grid)]
     rng = check_random_state(random_state)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from statcore.compat import import_optional
+from statcore.compat import import_optional, renamed_keywords
 from statcore.validation import (
     as_float_array,
     check_option,
@@ -173,6 +173,7 @@ def _shuffled(name, X, labels, rng, description) -> ClusteringDataset:
     return ClusteringDataset(name, X[order], labels[order], description=description)
 
 
+@renamed_keywords(center_box="centre_box")
 def blobs(
     n_samples: int = 300,
     *,
@@ -180,13 +181,13 @@ def blobs(
     n_features: int = 2,
     scales=1.0,
     sizes=None,
-    center_box: tuple[float, float] = (-10.0, 10.0),
+    centre_box: tuple[float, float] = (-10.0, 10.0),
     random_state=None,
     name: str = "blobs",
 ) -> ClusteringDataset:
     """Isotropic Gaussian clusters with per-cluster scales and sizes.
 
-    Centres are uniform in ``center_box`` in every coordinate; cluster ``c`` is
+    Centres are uniform in ``centre_box`` in every coordinate; cluster ``c`` is
     ``N(mu_c, scales[c]^2 I)`` with ``round(sizes[c] n_samples)`` points (largest-remainder
     rounding). Unequal ``scales`` make the scale-heterogeneity regime, unequal ``sizes`` the
     imbalance regime. The points come shuffled.
@@ -199,8 +200,9 @@ def blobs(
         Standard deviation of each cluster (one number for all).
     sizes : sequence of float, optional
         Cluster proportions (normalised to sum to 1); equal by default.
-    center_box : (float, float)
-        Range of the centres' coordinates.
+    centre_box : (float, float)
+        Range of the centres' coordinates. ``center_box=`` is its old spelling (warns
+        ``FutureWarning``).
     random_state : None, int, SeedSequence or Generator
     name : str
         The dataset's name in benchmark tables.
@@ -220,9 +222,9 @@ def blobs(
     n_features = check_positive_int(n_features, name="n_features")
     counts = _sizes(n_samples, sizes, n_clusters)
     std = _per_cluster(scales, n_clusters, name="scales")
-    low, high = (float(v) for v in center_box)
+    low, high = (float(v) for v in centre_box)
     if not low < high:
-        raise ValueError(f"`center_box` must be (low, high) with low < high; got {center_box!r}")
+        raise ValueError(f"`centre_box` must be (low, high) with low < high; got {centre_box!r}")
     rng = check_random_state(random_state)
     centres = rng.uniform(low, high, size=(n_clusters, n_features))
     labels = np.repeat(np.arange(n_clusters), counts)

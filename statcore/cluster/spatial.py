@@ -1,21 +1,28 @@
-"""The clustering area's geometry kernels, public for the areas built on them.
+"""Old home of the shared neighbour search, kept for one release: use :mod:`statcore.neighbours`.
 
-Selection (:mod:`statcore.select`) and intrinsic dimension and alignment
-(:mod:`statcore.geometry`) reuse the exact kNN search, the distances and the landmarks written
-once in the cluster area; this module is the door they use. Every function takes float arrays
-and checks nothing: callers validate their inputs first.
+The kNN search, the pairwise distances, the landmarks and :func:`centred` moved to
+:mod:`statcore.neighbours`, a shared module outside any one area; this module re-exports them
+(and the cluster area's assignment, spanning-tree and silhouette kernels it used to list) and
+warns ``FutureWarning`` when it is first imported. Importing :mod:`statcore.cluster` does not
+import it.
 """
+
+import warnings
 
 from statcore.cluster._kernels import (
     assign_nearest,
-    centred,
     class_distance_sums,
-    farthest_points,
-    knn,
     minimum_spanning_tree,
-    pairwise_distances,
     silhouette_from_sums,
     silhouette_samples,
+)
+from statcore.neighbours import centred, farthest_points, knn, pairwise_distances
+
+warnings.warn(
+    "statcore.cluster.spatial is now statcore.neighbours (the neighbour search shared by the "
+    "areas); the old module will be removed in the next release",
+    FutureWarning,
+    stacklevel=2,
 )
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Numba kernels of the geometry area: per-point estimates from kNN distances and the
 permutation loops of the alignment tests.
 
-The kNN search itself is the clustering area's (:func:`statcore.cluster.spatial.knn`); these
+The kNN search itself is the shared one (:func:`statcore.neighbours.knn`); these
 kernels only read its ``(dist, idx)`` arrays. Every loop here is O(n k) or O(n^2) per call.
 """
 

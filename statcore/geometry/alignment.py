@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from statcore import neighbours as K
 from statcore.base import Estimator
-from statcore.cluster import spatial as K
 from statcore.geometry import _kernels as G
 from statcore.geometry.lid import LOCAL_METHODS, LocalID
 from statcore.results import Results, TestResult

@@ -16,8 +16,8 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from statcore import neighbours as K
 from statcore.base import Estimator
-from statcore.cluster import spatial as K
 from statcore.geometry import _kernels as G
 from statcore.results import ResamplingResult, Results
 from statcore.results.plotting import get_ax

@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from statcore import neighbours as K
 from statcore.base import Estimator
-from statcore.cluster import spatial as K
 from statcore.results import Results, Summary, format_number
 from statcore.select import _kernels as SK
 from statcore.validation import (

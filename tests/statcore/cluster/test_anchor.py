@@ -62,7 +62,7 @@ def anchor_spectral(res, X, seed):
     """Plain anchor spectral clustering on the same anchors and graph (the notes' baseline):
     left singular vectors of ``Z D^-1/2``, rows normalised, k-means on them."""
     c = res.n_clusters
-    idx, z = anchor_graph(X - res.center, np.ascontiguousarray(res.anchors - res.center), 5)
+    idx, z = anchor_graph(X - res.centre, np.ascontiguousarray(res.anchors - res.centre), 5)
     gram, degree = AK.anchor_gram(idx, z, res.n_anchors)
     scale = 1 / np.sqrt(degree)
     values, vectors = np.linalg.eigh(gram * scale[:, None] * scale[None, :])
@@ -101,7 +101,7 @@ def test_digits_accuracy(digits, digits_fit):
 
 def test_bounds_hold_at_every_step_and_objective_never_decreases(digits_fit):
     history = digits_fit.iterations.history
-    lower, upper = digits_fit.size_bounds
+    lower, upper = digits_fit.size_limits
     # an upper bound binds here (a digit cluster of 0.13 = 1.3/10), so the box is exercised;
     # the DB-OT plan's columns are in the box by construction, up to rounding (1e-8: the
     # issue's tolerance)
@@ -127,7 +127,9 @@ def test_imbalanced_blobs_recover_sizes_and_beat_anchor_spectral():
         )
         # +-10 % of each true size (the issue's criterion; observed within 3 %)
         np.testing.assert_allclose(matched_sizes(y, res.labels), SIZES, rtol=0.10)
-        lower, upper = res.size_bounds
+        # the results keep the user's scale; size_limits are the shares of the data
+        assert res.size_bounds == pytest.approx(BOUNDS)
+        lower, upper = res.size_limits
         assert lower == pytest.approx(0.3 / 4) and upper == pytest.approx(1.8 / 4)
         ours.append(accuracy(y, res.labels))
         baseline.append(accuracy(y, anchor_spectral(res, X, seed)))
@@ -224,3 +226,18 @@ def test_nan_and_bad_fit_options_are_refused():
         model.fit(lam=0.0)
     with pytest.raises(TypeError, match=r"`random_state` must be"):
         model.fit(random_state="seed")
+
+
+def test_old_center_spelling_warns_and_returns_the_centre(digits_fit):
+    with pytest.warns(FutureWarning, match="centre"):
+        old = digits_fit.center
+    np.testing.assert_array_equal(old, digits_fit.centre)
+
+
+def test_size_bounds_keep_the_input_scale(digits_fit):
+    model = digits_fit.model
+    assert digits_fit.size_bounds == model.size_bounds
+    c = digits_fit.n_clusters
+    assert digits_fit.size_limits == pytest.approx(tuple(b / c for b in model.size_bounds))
+    frame = digits_fit.tidy()
+    assert frame["lower"].iloc[0] == pytest.approx(digits_fit.size_limits[0])

@@ -251,13 +251,13 @@ def test_bad_input_is_refused_naming_the_argument():
     bad[3, 1] = np.nan
     with pytest.raises(ValueError, match="`X` must not contain NaN"):
         Coreset(bad, 2)
-    with pytest.raises(ValueError, match="`k` must be at most"):
+    with pytest.raises(ValueError, match="`n_clusters` must be at most"):
         Coreset(X, 21)
     with pytest.raises(ValueError, match="`weights` must be non-negative"):
         Coreset(X, 2, weights=-np.ones(20))
     with pytest.raises(ValueError, match="`objective`"):
         Coreset(X, 2, objective="kcenter")
-    with pytest.raises(ValueError, match="`size` must be at least `k`"):
+    with pytest.raises(ValueError, match="`size` must be at least `n_clusters`"):
         Coreset(X, 5).fit(size=4)
     with pytest.raises(ValueError, match="`method`"):
         Coreset(X, 2).fit(size=10, method="bico")
@@ -277,3 +277,47 @@ def test_inputs_are_not_modified():
     np.testing.assert_array_equal(X, before[0])
     np.testing.assert_array_equal(w, before[1])
     assert X.flags.writeable and w.flags.writeable
+
+
+def test_old_k_spellings_warn_and_map_onto_n_clusters():
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    with pytest.warns(FutureWarning, match="n_clusters"):
+        model = Coreset(X, k=3)
+    assert model.n_clusters == 3
+    with pytest.warns(FutureWarning, match="n_clusters"):
+        assert model.k == 3
+    res = model.fit(size=20, random_state=0)
+    assert res.n_clusters == 3 and res.glance()["n_clusters"].iloc[0] == 3
+    with pytest.warns(FutureWarning, match="n_clusters"):
+        assert res.k == 3
+    with pytest.warns(FutureWarning, match="n_clusters"):
+        old = Coreset.from_chunks([X[:30], X[30:]], k=3, size=20, random_state=0)
+    new = Coreset.from_chunks([X[:30], X[30:]], 3, size=20, random_state=0)
+    np.testing.assert_array_equal(old.indices, new.indices)
+    with pytest.warns(FutureWarning, match="n_clusters"):
+        resilience(X, k=3, eps_grid=[0.05], size=30, n_seeds=1, compare_kmeans=False)
+
+
+def test_row_ids_are_a_constructor_argument():
+    X = np.random.default_rng(1).normal(size=(50, 2))
+    ids = np.arange(100, 150)
+    model = Coreset(X, 3, row_ids=ids)
+    np.testing.assert_array_equal(model.row_ids, ids)
+    assert not model.row_ids.flags.writeable
+    res = model.fit(size=20, method="resilient", random_state=4)
+    assert set(res.indices) <= set(ids)
+    np.testing.assert_array_equal(Coreset(X, 3).row_ids, np.arange(50))
+    with pytest.raises(ValueError, match="`row_ids`"):
+        Coreset(X, 3, row_ids=np.arange(49))
+
+
+def test_check_approximation_uses_the_given_coreset_without_refitting(blobs, monkeypatch):
+    model = Coreset(blobs, 20)
+    res = model.fit(size=500, random_state=0)
+
+    def no_refit(*args, **kwargs):
+        raise AssertionError("check_approximation refitted the model")
+
+    monkeypatch.setattr(model, "fit", no_refit)
+    check = res.check_approximation(n_repeats=3, reference_cost=res.solution_cost, random_state=0)
+    assert len(check.ratios) == 3 and check.size == res.size

@@ -30,7 +30,7 @@ def notes_instance():
 def brute_force(model):
     """Best cost over every k-subset meeting the ranges, each assigned exactly."""
     best = (np.inf, None)
-    for S in itertools.combinations(range(model.n_facilities), model.k):
+    for S in itertools.combinations(range(model.n_facilities), model.n_clusters):
         counts = model.membership[list(S)].sum(axis=0)
         if np.any(counts < model.ranges[:, 0]) or np.any(counts > model.ranges[:, 1]):
             continue
@@ -44,7 +44,7 @@ def brute_force(model):
 def test_milp_equals_brute_force_and_the_notes(objective, expected):
     C, F, U = notes_instance()
     model = FairRangeKClustering(
-        C, F, k=4, capacities=U, groups=GROUPS, ranges=RANGES, objective=objective
+        C, F, n_clusters=4, capacities=U, groups=GROUPS, ranges=RANGES, objective=objective
     )
     res = model.fit(method="milp")
     cost, S = brute_force(model)
@@ -58,14 +58,14 @@ def test_milp_equals_brute_force_and_the_notes(objective, expected):
 
 def test_without_capacities_and_ranges_equals_uncapacitated_kmedian():
     C, F, _ = notes_instance()
-    plain = FairRangeKClustering(C, F, k=4).fit(method="milp")
+    plain = FairRangeKClustering(C, F, n_clusters=4).fit(method="milp")
     assert plain.cost == pytest.approx(5.783524, abs=5e-7)
     D = np.sqrt(((C[:, None, :] - F[None, :, :]) ** 2).sum(-1))
     best = min(D[:, list(S)].min(axis=1).sum() for S in itertools.combinations(range(10), 4))
     assert plain.cost == pytest.approx(best, abs=TOL)
     # capacities >= n and ranges [0, k] on groups change nothing
     loose = FairRangeKClustering(
-        C, F, k=4, capacities=np.full(10, 30), groups=GROUPS, ranges=[(0, 4), (0, 4)]
+        C, F, n_clusters=4, capacities=np.full(10, 30), groups=GROUPS, ranges=[(0, 4), (0, 4)]
     )
     assert loose.fit(method="milp").cost == pytest.approx(best, abs=TOL)
     assert loose.fit(method="tree", random_state=0).cost >= best - TOL
@@ -97,7 +97,7 @@ def tree_instance(seed, kind):
         weights,
         clients=rng.integers(n_nodes, size=n),
         facilities=rng.integers(n_nodes, size=m),
-        k=k,
+        n_clusters=k,
         capacities=capacities,
         groups=groups,
         ranges=[(1, k - 1), (1, k)],
@@ -124,20 +124,20 @@ def test_every_solution_passes_the_audit(objective):
     model = FairRangeKClustering(
         C,
         F,
-        k=5,
+        n_clusters=5,
         capacities=rng.integers(10, 20, size=15),
         groups=labels,
         ranges={"a": (2, 3), "b": (1, 1)},
         objective=objective,
     )
     for res in (model.fit(method="milp"), model.fit(method="tree", random_state=1)):
-        assert res.audit() == []
+        assert res.constraint_violations() == []
         assert len(res.centres) == 5
         loads = np.bincount(res.assignment, minlength=15)
         assert np.all(loads <= model.capacities)
         counts = res.group_counts.set_index("group")["count"]
         assert 2 <= counts["a"] <= 3 and counts["b"] == 1
-        cost = model._cost[np.arange(60), res.assignment].sum()
+        cost = model.cost_matrix[np.arange(60), res.assignment].sum()
         assert res.cost == pytest.approx(cost, rel=1e-12)
 
 
@@ -151,7 +151,7 @@ def test_approximation_ratio_on_uniform_data():
         model = FairRangeKClustering(
             C,
             F,
-            k=6,
+            n_clusters=6,
             capacities=rng.integers(15, 30, size=20),
             groups=np.arange(20) % 2,
             ranges=[(2, 4), (2, 4)],
@@ -198,7 +198,7 @@ def test_group_forms_agree():
         pd.DataFrame(membership, columns=["group0", "group1"]),
     ]
     costs = [
-        FairRangeKClustering(C, F, k=4, capacities=U, groups=g, ranges=RANGES)
+        FairRangeKClustering(C, F, n_clusters=4, capacities=U, groups=g, ranges=RANGES)
         .fit(method="milp", lower_bound=False)
         .cost
         for g in forms
@@ -213,14 +213,14 @@ def test_group_forms_agree():
         ({"ranges": [(0, 5), (0, 4)]}, "ranges"),  # upper > k
         ({"ranges": [(-1, 2), (0, 4)]}, "ranges"),
         ({"ranges": [(4, 4), (4, 4)]}, "ranges"),  # no 4 of group0 are all in group1
-        ({"k": 11}, "k"),
+        ({"n_clusters": 11}, "n_clusters"),
         # the k largest capacities suffice, but 4 centres of group0 serve 4 x 5 < 30
         ({"capacities": [5] * 6 + [20] * 4, "ranges": [(4, 4), (0, 4)]}, "capacities"),
     ],
 )
 def test_infeasible_input_raises_before_any_solve(kwargs, argument):
     C, F, U = notes_instance()
-    options = {"k": 4, "capacities": U, "groups": GROUPS, "ranges": RANGES, **kwargs}
+    options = {"n_clusters": 4, "capacities": U, "groups": GROUPS, "ranges": RANGES, **kwargs}
     with pytest.raises(ValueError, match=f"`{argument}`"):
         FairRangeKClustering(C, F, **options)
 
@@ -228,7 +228,7 @@ def test_infeasible_input_raises_before_any_solve(kwargs, argument):
 def test_inputs_are_not_modified_and_results_report():
     C, F, U = notes_instance()
     copies = (C.copy(), F.copy(), U.copy())
-    model = FairRangeKClustering(C, F, k=4, capacities=U, groups=GROUPS, ranges=RANGES)
+    model = FairRangeKClustering(C, F, n_clusters=4, capacities=U, groups=GROUPS, ranges=RANGES)
     res = model.fit(method="auto")
     assert res.solver == "milp" and res.fit_options["method"] == "auto"
     for before, after in zip(copies, (C, F, U), strict=True):
@@ -236,7 +236,7 @@ def test_inputs_are_not_modified_and_results_report():
     assert list(res.tidy()["term"]) == [3, 6, 7, 8]
     assert res.tidy()["estimate"].sum() == 30
     glance = res.glance().iloc[0]
-    assert glance["cost"] == res.cost and glance["k"] == 4
+    assert glance["cost"] == res.cost and glance["n_clusters"] == 4
     text = res.summary().as_text()
     assert "group0" in text and "cost" in text
     vectors = model.feasible_count_vectors()
@@ -252,10 +252,46 @@ def test_inputs_are_not_modified_and_results_report():
 def test_time_limit_is_passed_to_highs():
     rng = np.random.default_rng(11)
     C, F = rng.uniform(size=(150, 2)), rng.uniform(size=(40, 2))
-    model = FairRangeKClustering(C, F, k=8, capacities=np.full(40, 25), groups=np.arange(40) % 2)
+    model = FairRangeKClustering(
+        C, F, n_clusters=8, capacities=np.full(40, 25), groups=np.arange(40) % 2
+    )
     try:
         res = model.fit(method="milp", time_limit=1e-3, lower_bound=False)
     except RuntimeError as exc:  # stopped before any incumbent
         assert "time_limit" in str(exc)
     else:
         assert res.status == "time_limit" and res.feasible
+
+
+def test_old_names_warn_and_agree_with_the_new_ones():
+    C, F, U = notes_instance()
+    with pytest.warns(FutureWarning, match="n_clusters"):
+        old = FairRangeKClustering(C, F, k=4, capacities=U, groups=GROUPS, ranges=RANGES)
+    assert old.n_clusters == 4
+    with pytest.warns(FutureWarning, match="n_clusters"):
+        assert old.k == 4
+    res = old.fit(method="milp")
+    with pytest.warns(FutureWarning, match="n_clusters"):
+        assert res.k == 4
+    with pytest.warns(FutureWarning, match="constraint_violations"):
+        assert res.audit() == res.constraint_violations() == []
+    with pytest.warns(FutureWarning, match="n_clusters"):
+        tree = FairRangeKClustering.from_tree(
+            [[0, 1], [1, 2]], [1.0, 2.0], clients=[0, 1, 2], facilities=[0, 2], k=1
+        )
+    assert tree.n_clusters == 1
+
+
+def test_public_views_of_the_instance_are_read_only():
+    C, F, U = notes_instance()
+    model = FairRangeKClustering(C, F, n_clusters=4, capacities=U, groups=GROUPS, ranges=RANGES)
+    np.testing.assert_array_equal(model.client_coordinates, C)
+    np.testing.assert_array_equal(model.facility_coordinates, F)
+    np.testing.assert_array_equal(model.cost_matrix, model.distances)
+    for array in (model.client_coordinates, model.facility_coordinates, model.cost_matrix):
+        assert not array.flags.writeable
+    tree = FairRangeKClustering.from_tree(
+        [[0, 1], [1, 2]], [1.0, 2.0], clients=[0, 1, 2], facilities=[0, 2], n_clusters=1
+    )
+    assert tree.client_coordinates is None and tree.facility_coordinates is None
+    np.testing.assert_allclose(tree.distances, [[0.0, 3.0], [1.0, 2.0], [3.0, 0.0]])

@@ -176,3 +176,30 @@ def test_block_boundaries_do_not_change_results():
         y = np.array(list(itertools.islice(itertools.cycle([0, 1, 2]), n)))
         sums, _, _ = K.class_distance_sums(X, y, 3)
         np.testing.assert_allclose(sums.sum(), cdist(X, X).sum(), rtol=1e-12)
+
+
+def test_the_shared_neighbour_module_is_the_one_the_areas_use():
+    import importlib
+
+    from statcore import neighbours
+
+    for name in ("statcore.geometry.lid", "statcore.geometry.alignment", "statcore.select.model"):
+        assert importlib.import_module(name).K is neighbours
+    assert K.knn is neighbours.knn and K.centred is neighbours.centred
+    assert set(neighbours.__all__) >= {"knn", "centred", "farthest_points", "pairwise_distances"}
+
+
+def test_old_spatial_module_re_exports_with_a_future_warning():
+    import importlib
+    import subprocess
+    import sys
+
+    from statcore import neighbours
+
+    sys.modules.pop("statcore.cluster.spatial", None)
+    with pytest.warns(FutureWarning, match="statcore.neighbours"):
+        spatial = importlib.import_module("statcore.cluster.spatial")
+    assert spatial.knn is neighbours.knn and spatial.silhouette_samples is K.silhouette_samples
+    # importing the cluster area itself does not warn
+    code = "import statcore.cluster, statcore.geometry, statcore.select"
+    subprocess.run([sys.executable, "-W", "error::FutureWarning", "-c", code], check=True)

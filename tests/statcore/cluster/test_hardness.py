@@ -72,7 +72,8 @@ def test_separation_equals_scikit_learn(name, standardized, expected):
 def test_point_and_class_coordinates_equal_their_numpy_twins():
     X, y = _blobs(seed=1)
     k = 7
-    res = _quick(X, y, k=k)
+    res = _quick(X, y, n_neighbors=k)
+    assert res.n_neighbors == k
     D = cdist(X, X)
     same = y[:, None] == y[None, :]
     np.fill_diagonal(D, np.inf)
@@ -319,8 +320,8 @@ def test_bad_data_is_refused_naming_the_argument(X, labels, error, fragment):
     [
         ({"n_landmarks": 31}, ValueError, r"`n_landmarks` must lie in \[2, 30\]; got 31"),
         ({"n_landmarks": 2.5}, TypeError, "`n_landmarks` must be an integer"),
-        ({"k": 30}, ValueError, r"`k` must lie in \[1, 29\]; got 30"),
-        ({"k": 0}, ValueError, "`k` must lie in"),
+        ({"n_neighbors": 30}, ValueError, r"`n_neighbors` must lie in \[1, 29\]; got 30"),
+        ({"n_neighbors": 0}, ValueError, "`n_neighbors` must lie in"),
         ({"gap_factor": 1.0}, ValueError, "`gap_factor` must lie in"),
         ({"max_points": 5}, ValueError, r"`max_points` must lie in \[6, inf\]"),
         ({"n_resamples": -1}, ValueError, "`n_resamples` must lie in"),
@@ -345,3 +346,15 @@ def test_inputs_are_not_modified():
     HardnessFingerprint(X, y).fit(n_resamples=5, random_state=0)
     np.testing.assert_array_equal(X, X_SMALL)
     np.testing.assert_array_equal(y, Y_SMALL)
+
+
+def test_old_k_spelling_warns_and_maps_onto_n_neighbors():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), np.repeat([0, 1], 20)
+    with pytest.warns(FutureWarning, match="n_neighbors"):
+        old = _quick(X, y, k=6)
+    new = _quick(X, y, n_neighbors=6)
+    pd.testing.assert_series_equal(old.coordinates, new.coordinates)
+    assert old.fit_options["n_neighbors"] == 6
+    with pytest.warns(FutureWarning, match="n_neighbors"):
+        assert new.k == 6

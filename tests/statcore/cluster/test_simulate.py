@@ -111,3 +111,11 @@ def test_bad_input_names_the_argument():
         ClusteringDataset("x", [[np.nan, 0.0], [1.0, 1.0]], [0, 1])
     with pytest.raises(ValueError, match="`n_samples`=4 is too small"):
         simulate.blobs(4, sizes=(0.9, 0.05, 0.05))
+
+
+def test_centre_box_bounds_the_centres_and_the_old_spelling_warns():
+    data = simulate.blobs(200, n_clusters=4, scales=1e-6, centre_box=(2.0, 3.0), random_state=0)
+    assert data.X.min() > 2.0 - 1e-3 and data.X.max() < 3.0 + 1e-3
+    with pytest.warns(FutureWarning, match="centre_box"):
+        old = simulate.blobs(200, n_clusters=4, scales=1e-6, center_box=(2.0, 3.0), random_state=0)
+    np.testing.assert_array_equal(old.X, data.X)
