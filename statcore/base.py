@@ -33,17 +33,21 @@ class Estimator:
 
     Subclasses define ``fit`` (keyword-only options) and ``nobs``, and describe their
     specification for ``repr`` in ``_repr_spec``. Every ``fit`` (and, for the predict-and-simulate
-    tools of :mod:`statcore.theory`, every ``simulate``) a subclass defines is wrapped so that the
-    options it was called with, defaults filled in, land on the results as
-    ``fit_options``. Models with tabular data also define ``from_formula``.
+    tools of :mod:`statcore.theory`, every ``simulate``, and the methods a subclass names in
+    ``_recorded_methods``) a subclass defines is wrapped so that the options it was called with,
+    defaults filled in, land on the results as ``fit_options``. Models with tabular data also
+    define ``from_formula``.
     """
 
     #: Human-readable name of the procedure, used as the results' ``method``.
     method_name: ClassVar[str] = ""
 
+    #: Further methods of a subclass that return results and record their options too.
+    _recorded_methods: ClassVar[tuple[str, ...]] = ()
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        for name in _RECORDED_METHODS:
+        for name in (*_RECORDED_METHODS, *cls._recorded_methods):
             if name in cls.__dict__:
                 setattr(cls, name, _recording_fit_options(cls.__dict__[name]))
 

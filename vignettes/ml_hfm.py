@@ -61,9 +61,9 @@ for seed in range(5):
         ("FMA", FlowMatchingAdapter(epochs=100, random_state=seed)),
         ("HFM", HyperbolicFlowMatcher(epochs=100, random_state=seed)),
     ]:
-        model.fit(task.support_feats, task.support_labels, task.text_feats)
-        fixed = model.predict(task.query_feats, task.query_labels, steps=10)
-        diam = model.predict(task.query_feats, task.query_labels, steps=10, stop="diameter")
+        fit = model.fit(task.support_feats, task.support_labels, task.text_feats)
+        fixed = fit.predict(task.query_feats, task.query_labels, steps=10)
+        diam = fit.predict(task.query_feats, task.query_labels, steps=10, stop="diameter")
         rows.append({"seed": seed, "method": name, "zero-shot": zero, "t=1": fixed.accuracy,
                      "best fixed": fixed.step_accuracy.max(), "diameter": diam.accuracy,
                      "diameter steps": diam.mean_steps,
@@ -94,9 +94,9 @@ for name, model in [
     ("FMA", FlowMatchingAdapter(epochs=100, random_state=0)),
     ("HFM", HyperbolicFlowMatcher(epochs=100, random_state=0)),
 ]:
-    model.fit(feats[support], domain.labels[support], text)
-    fixed = model.predict(feats[query], domain.labels[query], steps=10)
-    diam = model.predict(feats[query], domain.labels[query], steps=10, stop="diameter")
+    fit = model.fit(feats[support], domain.labels[support], text)
+    fixed = fit.predict(feats[query], domain.labels[query], steps=10)
+    diam = fit.predict(feats[query], domain.labels[query], steps=10, stop="diameter")
     digits_rows.append({"method": name, "t=1": fixed.accuracy,
                         "best fixed": fixed.step_accuracy.max(),
                         "best steps": int(fixed.step_accuracy.argmax()),

@@ -4,8 +4,9 @@ path-decoupled hyperbolic HFM on the Lorentz model.
 - :mod:`mlcore.adapt.lorentz`: Lorentz-model geometry (Minkowski inner product, exp/log maps,
   parallel transport, distance, tangent projection), any float dtype.
 - :class:`HyperbolicFlowMatcher` (HFM) and :class:`FlowMatchingAdapter` (FMA): ``fit(image_feats,
-  labels, text_feats)`` / ``predict(image_feats, labels, steps=..., stop="fixed"|"diameter")``;
-  :class:`FlowResult` with per-step accuracy, stopping steps and trajectories;
+  labels, text_feats)`` returns a :class:`FlowFitResult`, whose ``predict(image_feats, labels,
+  steps=..., stop="fixed"|"diameter")`` gives a :class:`FlowResult` with per-step accuracy,
+  stopping steps and trajectories;
   :func:`crossing_pairs`.
 - :func:`entangled_features` / :class:`EntangledTask`: the synthetic entangled few-shot set.
 
@@ -19,6 +20,7 @@ arXiv:2510.14543; code github.com/HKUST-LongGroup/FMA.
 
 from mlcore.adapt import lorentz
 from mlcore.adapt.flow import (
+    FlowFitResult,
     FlowMatchingAdapter,
     FlowResult,
     HyperbolicFlowMatcher,
@@ -29,6 +31,7 @@ from mlcore.adapt.simulate import EntangledTask, entangled_features
 
 __all__ = [
     "EntangledTask",
+    "FlowFitResult",
     "FlowMatchingAdapter",
     "FlowResult",
     "HyperbolicFlowMatcher",

@@ -6,6 +6,8 @@ FMA and the path-decoupled hyperbolic HFM, one fit/predict API.
 - :class:`HyperbolicFlowMatcher` (HFM): the same on the Lorentz model, with the centripetal lift,
   geodesic flow matching, the path-decoupled step-wise objective and diameter-based stopping.
 - :class:`VelocityNet`: FMA's adaLN residual MLP velocity field, small by default.
+- :class:`FlowFitResult`: what ``fit`` returns, the trained velocity net and its history, with
+  ``predict``.
 - :class:`FlowResult`: predictions, per-step accuracy, stopping steps, trajectories, history.
 
 References
@@ -18,10 +20,12 @@ few-shot adaptation (HFM). arXiv:2602.20479.
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import time
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
 import numpy as np
@@ -31,23 +35,24 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlcore._checks import check_tensor
-from mlcore._device import as_numpy
+from mlcore._device import as_numpy, seeded_torch, torch_generator, torch_seed
 from mlcore._iterations import budget_result
 from mlcore.adapt import lorentz as L
 from mlcore.results import TrainingResult
+from statcore.base import Estimator
 from statcore.results import Results, Summary
 from statcore.results.plotting import get_ax
 from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,
-    check_random_state,
     check_scalar,
 )
 
 STOP_RULES = ("fixed", "diameter")
 
 __all__ = [
+    "FlowFitResult",
     "FlowMatchingAdapter",
     "FlowResult",
     "HyperbolicFlowMatcher",
@@ -357,20 +362,55 @@ class FlowResult(Results):
         )
 
 
+@dataclass(frozen=True, eq=False, kw_only=True, repr=False)
+class FlowFitResult(TrainingResult):
+    """What :meth:`FlowMatchingAdapter.fit` and :meth:`HyperbolicFlowMatcher.fit` return: the
+    velocity net's training run (a :class:`~mlcore.results.TrainingResult`) and the fitted
+    transport, which :meth:`predict` applies to new image features.
+
+    Parameters
+    ----------
+    net : VelocityNet
+        The trained velocity field (a torch module, in eval mode).
+    text_feats : Tensor (n_classes, dim)
+        The unit-norm class text features the flow was trained toward.
+    scale_image, scale_text : float
+        HFM's fitted lift scales ``α_img``, ``α_txt`` (1 for FMA).
+    alignment : TrainingResult, optional
+        HFM's centripetal alignment stage (None for FMA or without ``learn_scale``).
+    """
+
+    net: nn.Module = field(repr=False)
+    text_feats: torch.Tensor = field(repr=False)
+    scale_image: float = 1.0
+    scale_text: float = 1.0
+    alignment: TrainingResult | None = field(default=None, repr=False)
+    _transport: object = field(default=None, repr=False)
+
+    @property
+    def n_classes(self) -> int:
+        """The number of classes (rows of :attr:`text_feats`)."""
+        return self.text_feats.shape[0]
+
+    def predict(self, image_feats, labels=None, *, steps: int = 10, stop: str = "fixed",
+                stop_fraction: float = 1.0) -> FlowResult:  # fmt: skip
+        """Transport image features with ``steps`` Euler steps of the fitted flow and classify
+        them; the arguments are those of :meth:`FlowMatchingAdapter.predict`."""
+        return self._transport._predict(image_feats, labels, steps=steps, stop=stop,
+                                        stop_fraction=stop_fraction, fit=self)  # fmt: skip
+
+
 # --------------------------------------------------------------------------- shared fit/predict
-def _torch_seed(random_state) -> int:
-    return int(check_random_state(random_state).integers(2**31 - 1))
-
-
-class _FlowBase(nn.Module):
+class _FlowBase(Estimator):
     """The training loop and Euler integration both adapters share; subclasses supply the
-    geometry (lift, path, loss, step, scores)."""
+    geometry (lift, path, loss, step, scores). The estimator wraps a :class:`VelocityNet`: each
+    :meth:`fit` trains a new one on a fitted copy of the estimator, which the returned
+    :class:`FlowFitResult` carries, and leaves the estimator as it was."""
 
     method_name = "flow matching"
 
     def __init__(self, *, width, n_blocks, epochs, batch_size, lr, weight_decay, warmup_epochs,
                  step_size, random_state):  # fmt: skip
-        super().__init__()
         self.width = check_positive_int(width, name="width")
         self.n_blocks = check_positive_int(n_blocks, name="n_blocks")
         self.epochs = check_positive_int(epochs, name="epochs")
@@ -383,7 +423,13 @@ class _FlowBase(nn.Module):
         self.step_size = check_positive(step_size, name="step_size")
         self.random_state = random_state
         self.net: VelocityNet | None = None
-        self.history: TrainingResult | None = None
+        self._latest: FlowFitResult | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(width={self.width}, n_blocks={self.n_blocks}, "
+            f"epochs={self.epochs}, lr={self.lr:g}, step_size={self.step_size:g})"
+        )
 
     # -- input checks
     def _check_inputs(self, image_feats, labels=None, text_feats=None):
@@ -420,11 +466,24 @@ class _FlowBase(nn.Module):
 
     def _check_fitted(self):
         if self.net is None:
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit() first")
+            raise RuntimeError(
+                f"{type(self).__name__} is not fitted; call fit() and predict with its result"
+            )
+
+    @property
+    def history(self) -> FlowFitResult | None:
+        """Deprecated: the latest fit's training run; use the result ``fit`` returns."""
+        warnings.warn(
+            f"`{type(self).__name__}.history` is deprecated: `fit()` returns the training run "
+            "(a FlowFitResult); keep that instead",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self._latest
 
     # -- fit
-    def fit(self, image_feats, labels, text_feats) -> TrainingResult:
-        """Train the velocity field on (image feature, class text feature) pairs.
+    def fit(self, image_feats, labels, text_feats) -> FlowFitResult:
+        """Train a new velocity field on (image feature, class text feature) pairs.
 
         Parameters
         ----------
@@ -437,25 +496,36 @@ class _FlowBase(nn.Module):
 
         Returns
         -------
-        TrainingResult
-            The run's history (also kept as ``self.history``); ``iterations`` records it.
+        FlowFitResult
+            The run's history (``iterations`` records it), the trained net, and
+            :meth:`FlowFitResult.predict`.
         """
         image_feats, labels, text_feats = self._check_inputs(image_feats, labels, text_feats)
         dtype, device = image_feats.dtype, image_feats.device
         x0 = F.normalize(image_feats.detach(), dim=-1)
         text = F.normalize(text_feats.detach().to(dtype), dim=-1)
-        self.text_feats = text
         y = torch.as_tensor(labels, device=device)
-        seed = _torch_seed(self.random_state)
-        gen = torch.Generator(device=device).manual_seed(seed)
-        self._prepare(x0, y, text)
+        seed = torch_seed(self.random_state)
+        fitted = copy.copy(self)
+        fitted.text_feats = text
+        fitted._prepare(x0, y, text)
         # The net is initialised on the CPU from `seed`, leaving torch's global generator as it was.
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+        with seeded_torch(seed):
             net = VelocityNet(x0.shape[1], self.width, self.n_blocks)
-        self.net = net.to(device=device, dtype=dtype)
-        self.history = self._train(x0, y, gen)
-        return self.history
+        fitted.net = net.to(device=device, dtype=dtype)
+        run = fitted._train(x0, y, torch_generator(seed, device))
+        result = FlowFitResult(
+            **{f.name: getattr(run, f.name) for f in fields(run) if f.init},
+            net=fitted.net,
+            text_feats=text,
+            scale_image=getattr(fitted, "scale_image", 1.0),
+            scale_text=getattr(fitted, "scale_text", 1.0),
+            alignment=getattr(fitted, "alignment", None),
+            _transport=fitted,
+        )
+        # kept only for the deprecated `predict` / `history` on the estimator (one release)
+        self._latest = result
+        return result
 
     def _prepare(self, x0, y, text):
         """Hook before flow training (HFM's centripetal alignment)."""
@@ -504,10 +574,12 @@ class _FlowBase(nn.Module):
         )
 
     # -- predict
-    @torch.no_grad()
     def predict(self, image_feats, labels=None, *, steps: int = 10, stop: str = "fixed",
                 stop_fraction: float = 1.0) -> FlowResult:  # fmt: skip
-        """Transport image features with ``steps`` Euler steps and classify them.
+        """Deprecated on the estimator: call ``fit(...).predict(...)``.
+
+        Transports image features with ``steps`` Euler steps of the latest fit's flow and
+        classifies them.
 
         Parameters
         ----------
@@ -537,6 +609,20 @@ class _FlowBase(nn.Module):
         velocity net acts row by row (LayerNorm, no batch statistics), so the stopped point is
         the one an integration frozen at that step would give.
         """
+        warnings.warn(
+            f"`{type(self).__name__}.predict` is deprecated: call `predict` on the result of "
+            "`fit()` (a FlowFitResult)",
+            FutureWarning,
+            stacklevel=2,
+        )
+        if self._latest is None:
+            self._check_fitted()
+        return self._latest.predict(
+            image_feats, labels, steps=steps, stop=stop, stop_fraction=stop_fraction
+        )
+
+    @torch.no_grad()
+    def _predict(self, image_feats, labels, *, steps, stop, stop_fraction, fit) -> FlowResult:
         self._check_fitted()
         steps = check_scalar(steps, name="steps", kind=numbers.Integral, low=0)
         stop = check_option(stop, name="stop", options=STOP_RULES)
@@ -585,8 +671,8 @@ class _FlowBase(nn.Module):
             curvature=self._curvature_value(),
             stop_radius=radius,
             root_separation=separation,
-            history=self.history,
-            iterations=None if self.history is None else self.history.iterations,
+            history=fit,
+            iterations=fit.iterations,
             fit_options={"steps": steps, "stop": stop, "stop_fraction": stop_fraction},
         )
 
@@ -716,8 +802,8 @@ class HyperbolicFlowMatcher(_FlowBase):
         Weight of the centripetal hinge in the alignment stage (0 with ``learn_scale=True``
         leaves only the alignment cross-entropy).
     scale_image, scale_text : float
-        Initial ``α_img`` and ``α_txt``; after :meth:`fit` the attributes hold the fitted
-        scales (every fit starts again from the initial ones).
+        Initial ``α_img`` and ``α_txt``; the fitted scales are on the result of :meth:`fit`
+        (every fit starts from these).
     learn_scale : bool
         Fit ``α_img``, ``α_txt`` in the alignment stage (``align_steps`` full-batch Adam steps).
     margin : float
@@ -763,8 +849,6 @@ class HyperbolicFlowMatcher(_FlowBase):
                                               strict=False)  # fmt: skip
         self.scale_image = check_positive(scale_image, name="scale_image")
         self.scale_text = check_positive(scale_text, name="scale_text")
-        # fit() overwrites the scales with the fitted ones; a refit starts again from these.
-        self._initial_scales = (self.scale_image, self.scale_text)
         self.learn_scale = bool(learn_scale)
         self.margin = check_positive(margin, name="margin", strict=False)
         self.tau = check_positive(tau, name="tau")
@@ -777,7 +861,6 @@ class HyperbolicFlowMatcher(_FlowBase):
 
     def _prepare(self, x0, y, text):
         self.alignment = None
-        self.scale_image, self.scale_text = self._initial_scales
         if not self.learn_scale or self.align_steps == 0:
             return
         k = self.curvature

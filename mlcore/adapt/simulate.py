@@ -77,8 +77,9 @@ def entangled_features(
 
     Notes
     -----
-    Fidelity: reconstruction (the notes' "difficult dataset": prototypes, a shared gap and
-    overlapping anisotropic noise; the exact generator of Li et al. 2026 is unknown).
+    Fidelity: reconstruction (a "difficult dataset" of this library's design: prototypes, a
+    shared gap and overlapping anisotropic noise; the exact generator of Li et al. 2026 is
+    unknown).
     """
     n_classes = check_positive_int(n_classes, name="n_classes", minimum=2)
     dim = check_positive_int(dim, name="dim", minimum=2)

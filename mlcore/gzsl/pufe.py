@@ -22,9 +22,10 @@ from torch import nn
 from torch.nn import functional as F
 
 from mlcore._checks import check_tensor
-from mlcore._device import as_numpy
+from mlcore._device import as_numpy, seeded_torch
 from mlcore.encoders._inputs import check_class_indices
 from mlcore.gzsl._inputs import as_matrix, as_seen_mask, gzsl_accuracy, input_device
+from statcore.base import Estimator
 from statcore.results import IterationRecord, Results
 from statcore.results.plotting import get_ax, legend_beside
 from statcore.validation import (
@@ -32,7 +33,6 @@ from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,
-    check_random_state,
     check_scalar,
 )
 
@@ -477,7 +477,7 @@ def _hidden(hidden) -> tuple[int, ...]:
     return tuple(check_positive_int(h, name="hidden") for h in hidden)
 
 
-class PUFE:
+class PUFE(Estimator):
     """PUFE: PU-learning post-processing of a generalised zero-shot model's scores.
 
     Parameters
@@ -580,11 +580,6 @@ class PUFE:
             f"margin={self.margin}, k={self.k}, rounds={self.rounds})"
         )
 
-    def _options(self) -> dict:
-        return {name: getattr(self, name) for name in (
-            "hidden", "propensity", "tau", "margin", "k", "rounds", "metric", "scale", "penalty",
-            "propensity_penalty", "irreducibility", "maxiter", "tol", "random_state")}  # fmt: skip
-
     def fit(
         self,
         z_seen_train,
@@ -659,7 +654,6 @@ class PUFE:
             nobs=n_l + n_u,
             model=self,
             iterations=record,
-            fit_options=self._options(),
             eta=as_numpy(eta_t),
             propensity=as_numpy(e_t),
             seen_posterior=as_numpy(post),
@@ -724,9 +718,7 @@ class PUFE:
 
     def _maximise(self, zs: torch.Tensor, s: torch.Tensor):
         """Penalised maximum likelihood by full-batch L-BFGS; returns heads, loglik, record."""
-        seed = int(check_random_state(self.random_state).integers(2**31 - 1))
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+        with seeded_torch(self.random_state):
             n_l = float(s.sum())
             start = math.log(n_l / (zs.shape[0] - n_l)) + 0.1  # logit of n_l / n, nudged up
             heads = _DualHead(zs.shape[1], self.hidden, self.propensity, start)

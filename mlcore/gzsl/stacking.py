@@ -15,6 +15,7 @@ from mlcore.encoders._inputs import check_class_indices
 from mlcore.encoders.metrics import gzsl_scores
 from mlcore.gzsl._inputs import as_matrix, as_seen_mask, input_device
 from mlcore.gzsl.pufe import _as_like
+from statcore.base import Estimator
 from statcore.results import Results
 from statcore.results.plotting import get_ax, legend_beside
 from statcore.validation import check_option, check_positive_int, check_scalar
@@ -98,7 +99,7 @@ def _plot_curve(result, ax=None, **kwargs):
 CalibratedStackingResult._plots = {"curve": _plot_curve}
 
 
-class CalibratedStacking:
+class CalibratedStacking(Estimator):
     """Calibrated stacking: ``score'_c = score_c - gamma 1[c seen]``, gamma tuned on validation.
 
     Parameters
@@ -178,5 +179,4 @@ class CalibratedStacking:
             curve=curve,
             seen_mask=mask,
             criterion=self.criterion,
-            fit_options={"n_candidates": self.n_candidates, "criterion": self.criterion},
         )

@@ -18,7 +18,6 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import ClassVar
 
 import numpy as np
@@ -309,6 +308,7 @@ class CPGradientFlow(Estimator):
     """
 
     method_name = "CP gradient flow"
+    _recorded_methods = ("taylor", "characteristics")
 
     def __init__(
         self,
@@ -591,9 +591,6 @@ class CPGradientFlow(Estimator):
             coefficients=taylor_coefficients(self._field, U0, order),
             grad_norm2=np.sum(grad0.reshape(S, -1) ** 2, axis=1),
             order=order,
-            fit_options=MappingProxyType(
-                {"order": order, "n_seeds": S, "random_state": random_state}
-            ),
             **self._result_fields(),
         )
 
@@ -674,9 +671,6 @@ class CPGradientFlow(Estimator):
             t=t_grid,
             loss=loss,
             solution=sol,
-            fit_options=MappingProxyType(
-                {"initial": initial, "n_points": n_points, "random_state": random_state, "tol": tol}
-            ),
             **self._result_fields(),
         )
 

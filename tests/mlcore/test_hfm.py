@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from mlcore.adapt import (
+    FlowFitResult,
     FlowMatchingAdapter,
     FlowResult,
     HyperbolicFlowMatcher,
@@ -33,25 +34,26 @@ def test_small_curvature_recovers_fma(task):
     fma = FlowMatchingAdapter(random_state=3, **SMALL)
     hfm = HyperbolicFlowMatcher(curvature=1e-4, learn_scale=False, lam_path=0.0,
                                 random_state=3, **SMALL)  # fmt: skip
-    fma.fit(task.support_feats, task.support_labels, task.text_feats)
-    hfm.fit(task.support_feats, task.support_labels, task.text_feats)
-    rf = fma.predict(task.query_feats, task.query_labels, steps=10)
-    rh = hfm.predict(task.query_feats, task.query_labels, steps=10)
+    fit_f = fma.fit(task.support_feats, task.support_labels, task.text_feats)
+    fit_h = hfm.fit(task.support_feats, task.support_labels, task.text_feats)
+    rf = fit_f.predict(task.query_feats, task.query_labels, steps=10)
+    rh = fit_h.predict(task.query_feats, task.query_labels, steps=10)
     # One query in 100 is one point; float32 rounding can flip a borderline one.
     assert abs(rf.accuracy - rh.accuracy) <= 0.01 + 1e-12
     assert np.abs(rf.step_accuracy - rh.step_accuracy).max() <= 0.01 + 1e-12
-    np.testing.assert_allclose(fma.history.history["loss"], hfm.history.history["loss"], rtol=1e-2)
+    np.testing.assert_allclose(fit_f.history["loss"], fit_h.history["loss"], rtol=1e-2)
 
 
 def test_fit_predict_result(task):
     model = HyperbolicFlowMatcher(random_state=0, **SMALL)
     history = model.fit(task.support_feats, task.support_labels, task.text_feats)
-    assert isinstance(history, TrainingResult)
+    assert isinstance(history, FlowFitResult) and isinstance(history, TrainingResult)
     assert {"flow", "path"} <= set(history.history.columns)
     assert history.iterations is not None and history.converged
     # Centripetal alignment: text roots end nearer the origin than image leaves.
-    assert model.scale_text < model.scale_image
-    res = model.predict(task.query_feats, task.query_labels, steps=6, stop="diameter")
+    assert history.scale_text < history.scale_image
+    assert (model.scale_image, model.scale_text) == (1.0, 1.0)  # the estimator is unchanged
+    res = history.predict(task.query_feats, task.query_labels, steps=6, stop="diameter")
     assert isinstance(res, FlowResult)
     n = len(task.query_labels)
     assert res.trajectories.shape == (7, n, 9)
@@ -70,24 +72,26 @@ def test_fit_predict_result(task):
     assert isinstance(res.glance(), pd.DataFrame)
     assert "stopping steps" in res.summary().tables
     # Fixed steps: stops at `steps`, and its accuracy is the last per-step accuracy.
-    fixed = model.predict(task.query_feats, task.query_labels, steps=6)
+    fixed = history.predict(task.query_feats, task.query_labels, steps=6)
     assert (fixed.stop_steps == 6).all()
     assert fixed.accuracy == pytest.approx(fixed.step_accuracy[-1])
 
 
 def test_velocity_is_tangent(task):
     model = HyperbolicFlowMatcher(curvature=0.7, random_state=1, **SMALL)
-    model.fit(task.support_feats.double(), task.support_labels, task.text_feats.double())
-    z = model._lift_images(torch.nn.functional.normalize(task.query_feats.double(), dim=-1))
-    v = model._velocity(z, torch.full((len(z), 1), 0.3, dtype=torch.float64))
+    fitted = model.fit(
+        task.support_feats.double(), task.support_labels, task.text_feats.double()
+    )._transport
+    z = fitted._lift_images(torch.nn.functional.normalize(task.query_feats.double(), dim=-1))
+    v = fitted._velocity(z, torch.full((len(z), 1), 0.3, dtype=torch.float64))
     # float64 throughout: ⟨z, v⟩_L is a difference of O(|z||v|) products.
     assert L.inner(z, v).abs().max() < 1e-10 * (1 + v.abs().max())
 
 
 def test_stopping_at_zero_steps_is_zero_shot(task):
     model = FlowMatchingAdapter(random_state=0, **SMALL)
-    model.fit(task.support_feats, task.support_labels, task.text_feats)
-    res = model.predict(task.query_feats, task.query_labels, steps=0)
+    fit = model.fit(task.support_feats, task.support_labels, task.text_feats)
+    res = fit.predict(task.query_feats, task.query_labels, steps=0)
     zero_shot = (task.query_feats @ task.text_feats.T).argmax(1).numpy()
     np.testing.assert_array_equal(res.predictions, zero_shot)
 
@@ -107,32 +111,54 @@ def test_seeded_runs_repeat(task):
     runs = []
     for rs in (5, 5):
         m = HyperbolicFlowMatcher(random_state=rs, **SMALL)
-        m.fit(task.support_feats, task.support_labels, task.text_feats)
-        runs.append(m.predict(task.query_feats, steps=4).logits)
+        fit = m.fit(task.support_feats, task.support_labels, task.text_feats)
+        runs.append(fit.predict(task.query_feats, steps=4).logits)
     np.testing.assert_array_equal(runs[0], runs[1])
 
 
 def test_refit_repeats_and_leaves_global_rng(task):
-    # fit() stores the fitted scales on the model; a second fit must start again from the
-    # constructor's scales, so it repeats the first exactly; neither touches torch's global
-    # generator.
+    # each fit returns a new result and leaves the estimator as it was, so a second fit repeats
+    # the first exactly and the first result is not overwritten; neither touches torch's
+    # global generator.
     model = HyperbolicFlowMatcher(random_state=2, epochs=3, width=8, n_blocks=1, align_steps=20)
     state = torch.get_rng_state()
-    model.fit(task.support_feats, task.support_labels, task.text_feats)
+    first = model.fit(task.support_feats, task.support_labels, task.text_feats)
     assert torch.equal(torch.get_rng_state(), state)
-    first = (model.scale_image, model.scale_text, model.predict(task.query_feats, steps=2).logits)
-    assert first[:2] != (1.0, 1.0)
-    model.fit(task.support_feats, task.support_labels, task.text_feats)
-    assert (model.scale_image, model.scale_text) == first[:2]
-    np.testing.assert_array_equal(model.predict(task.query_feats, steps=2).logits, first[2])
+    logits = first.predict(task.query_feats, steps=2).logits
+    assert (first.scale_image, first.scale_text) != (1.0, 1.0)
+    second = model.fit(task.support_feats, task.support_labels, task.text_feats)
+    assert second is not first and second.net is not first.net
+    assert (second.scale_image, second.scale_text) == (first.scale_image, first.scale_text)
+    np.testing.assert_array_equal(second.predict(task.query_feats, steps=2).logits, logits)
+    np.testing.assert_array_equal(first.predict(task.query_feats, steps=2).logits, logits)
+
+
+def test_random_state_none_int_or_numpy_generator(task):
+    def fit(random_state):
+        model = FlowMatchingAdapter(random_state=random_state, epochs=2, width=8, n_blocks=1)
+        return model.fit(task.support_feats, task.support_labels, task.text_feats).history
+
+    assert np.isfinite(fit(None)["loss"]).all()
+    a, b = fit(np.random.default_rng(4)), fit(np.random.default_rng(4))
+    np.testing.assert_array_equal(a["loss"], b["loss"])
+    assert not np.array_equal(a["loss"], fit(np.random.default_rng(5))["loss"])
+
+
+def test_old_predict_on_the_estimator_warns_and_still_works(task):
+    model = FlowMatchingAdapter(random_state=0, epochs=2, width=8, n_blocks=1)
+    fit = model.fit(task.support_feats, task.support_labels, task.text_feats)
+    with pytest.warns(FutureWarning, match="fit\\(\\)"):
+        old = model.predict(task.query_feats, steps=2)
+    np.testing.assert_array_equal(old.logits, fit.predict(task.query_feats, steps=2).logits)
+    with pytest.warns(FutureWarning, match="history"):
+        assert model.history is fit
 
 
 def test_inputs_unmodified(task):
     feats, text = task.support_feats.clone(), task.text_feats.clone()
     labels = task.support_labels.copy()
     model = HyperbolicFlowMatcher(random_state=0, **SMALL)
-    model.fit(feats, labels, text)
-    model.predict(feats, labels, steps=2)
+    model.fit(feats, labels, text).predict(feats, labels, steps=2)
     assert torch.equal(feats, task.support_feats) and torch.equal(text, task.text_feats)
     np.testing.assert_array_equal(labels, task.support_labels)
 
@@ -144,7 +170,7 @@ def test_bad_input(task):
     with pytest.raises(ValueError, match="curvature"):
         HyperbolicFlowMatcher(curvature=-1.0)
     model = HyperbolicFlowMatcher(**SMALL)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(RuntimeError, match="not fitted"), pytest.warns(FutureWarning):
         model.predict(x)
     bad = x.clone()
     bad[0, 0] = math.nan
@@ -156,16 +182,16 @@ def test_bad_input(task):
         model.fit(x, y[:-1], t)
     with pytest.raises(ValueError, match="labels"):
         model.fit(x, np.full_like(y, 7), t)
-    model.fit(x, y, t)
+    fit = model.fit(x, y, t)
     with pytest.raises(ValueError, match="stop"):
-        model.predict(x, stop="early")
+        fit.predict(x, stop="early")
     with pytest.raises(ValueError, match="image_feats"):
-        model.predict(x[:, :3])
+        fit.predict(x[:, :3])
 
 
 def test_runs_on_device(device):
     task = entangled_features(n_classes=3, dim=4, n_shot=4, n_query=5, random_state=0)
     model = HyperbolicFlowMatcher(random_state=0, epochs=3, width=8, n_blocks=1)
-    model.fit(task.support_feats.to(device), task.support_labels, task.text_feats.to(device))
-    res = model.predict(task.query_feats.to(device), task.query_labels, steps=3, stop="diameter")
+    fit = model.fit(task.support_feats.to(device), task.support_labels, task.text_feats.to(device))
+    res = fit.predict(task.query_feats.to(device), task.query_labels, steps=3, stop="diameter")
     assert np.isfinite(res.logits).all()

@@ -22,9 +22,9 @@ EPS = 0.5
 
 
 def _run(model, task):
-    model.fit(task.support_feats, task.support_labels, task.text_feats)
-    fixed = model.predict(task.query_feats, task.query_labels, steps=10)
-    diam = model.predict(task.query_feats, task.query_labels, steps=10, stop="diameter")
+    fit = model.fit(task.support_feats, task.support_labels, task.text_feats)
+    fixed = fit.predict(task.query_feats, task.query_labels, steps=10)
+    diam = fit.predict(task.query_feats, task.query_labels, steps=10, stop="diameter")
     return {
         "acc_t1": fixed.accuracy,
         "best_fixed": float(fixed.step_accuracy.max()),

@@ -26,7 +26,9 @@ def _one_split(encoder, seed):
         features[split.train], domain.labels[split.train], text, features[test], random_state=seed
     )
     seen_mask = np.isin(np.arange(10), SEEN)
-    result = PUFE(random_state=seed).fit(z_train, z_test, prototypes=text, seen_mask=seen_mask)
+    result = PUFE(random_state=seed, maxiter=2000).fit(
+        z_train, z_test, prototypes=text, seen_mask=seen_mask
+    )
     validation = np.random.default_rng(seed).random(y_test.size) < 0.5
     stacking = CalibratedStacking().fit(
         result.base_scores[validation], y_test[validation], seen_mask=seen_mask
@@ -55,9 +57,9 @@ def test_pufe_raises_the_harmonic_mean_over_the_base_model(encoder):
     pufe = np.array([r["pufe"] for r in rows])
     gain = pufe - base
     half = stats.t.ppf(0.975, gain.size - 1) * gain.std(ddof=1) / np.sqrt(gain.size)
-    # Measured: base H 0.109, PUFE 0.464 (gain 0.355 +- 0.099), and calibrated stacking tuned
-    # with labelled unseen validation data 0.574 (PUFE - stacking = -0.110 +- 0.055): the
-    # notes' tentative "within 1 point of tuned stacking" does not hold here and is not asserted.
+    # Measured: base H 0.109, PUFE 0.454 (gain 0.345 +- 0.093), and calibrated stacking tuned
+    # with labelled unseen validation data 0.574 (PUFE - stacking = -0.120 +- 0.045): a
+    # tentative "within 1 point of tuned stacking" does not hold here and is not asserted.
     # The check is the direction with its 95% t-interval: the lower end above 0.
     assert gain.mean() - half > 0.0, (base, pufe)
     # The base model's seen bias, which PUFE removes: its H stays under 0.25 in every split.

@@ -93,6 +93,14 @@ def test_symmetric_order_two_spectral_prediction_is_exact_and_characteristics_ag
     np.testing.assert_allclose(res.loss.mean(axis=0), res.prediction, rtol=1e-7)
     one = flow.characteristics(t, initial="empirical", random_state=3)
     np.testing.assert_allclose(one.loss, res.loss[0], rtol=1e-7)
+    # the base records the call's options, defaults filled in, for every result-making method
+    assert one.fit_options["initial"] == "empirical" and one.fit_options["random_state"] == 3
+    assert "tol" in one.fit_options
+    assert dict(flow.taylor(3, n_seeds=2).fit_options) == {
+        "order": 3,
+        "n_seeds": 2,
+        "random_state": None,
+    }
 
 
 def test_under_parameterised_loss_floor():
