@@ -25,9 +25,9 @@ from scipy.special import log_softmax
 from mlcore.encoders import digits_domain, encode_images, tiny_clip, zero_shot_weights
 from mlcore.encoders.splits import kshot_split
 from mlcore.fewshot import (
-    BOIFHead,
+    BOIF,
     MultiLevelAdapter,
-    TipAdapter,
+    TipAdapterClassifier,
     compare_fewshot,
     simulate_fewshot,
 )
@@ -56,8 +56,11 @@ class SecondSource(torch.nn.Module):
         return layer_features[0]
 
 
-head = BOIFHead(torch.tensor(w), 1 / s1**2, beta=1 / s2**2, adapter=SecondSource())
-head.fit(torch.zeros(C, d, dtype=torch.float64), np.arange(C), layer_features=[torch.tensor(m)])
+model = BOIF(torch.tensor(w), 1 / s1**2, beta=1 / s2**2, adapter=SecondSource())
+fit = model.fit(
+    torch.zeros(C, d, dtype=torch.float64), np.arange(C), layer_features=[torch.tensor(m)]
+)
+head = fit.head  # the fitted BOIFHead, a torch module
 fused = torch.log_softmax(head(torch.tensor(x1), [torch.tensor(x2)]), 1).numpy()
 log_joint = -((x1[:, None] - w) ** 2).sum(2) / (2 * s1**2) - ((x2[:, None] - m) ** 2).sum(2) / (
     2 * s2**2
@@ -124,24 +127,23 @@ for baseline in ("prior only", "likelihood only", "Tip-Adapter", "BOIF without a
 
 # %% [markdown]
 # ## 4. One fitted head: what it reports
-# A 4-shot support set; the head's result carries the three pathways' accuracies, the fusion
-# weights (alpha, the vMF concentration beta estimated from the shots, the adapter's gate and
-# layer weights) and the adapter's training history.
+# A 4-shot support set; `BOIF(...).fit` returns a result that carries the fitted head
+# (`fit.head`, a torch module) and scores new images with `fit.evaluate`. The query result
+# carries the three pathways' accuracies, the fusion weights (alpha, the vMF concentration beta
+# estimated from the shots, the adapter's gate and layer weights) and the adapter's training
+# history.
 
 # %%
 support, query = kshot_split(domain.labels, 4, random_state=1)
-adapter = MultiLevelAdapter([h.shape[1] for h in layers], enc.embed_dim)
-head = BOIFHead(weights, enc.logit_scale, adapter=adapter, classnames=domain.classnames)
-fit = head.fit(
+adapter = MultiLevelAdapter([h.shape[1] for h in layers], enc.embed_dim, random_state=1)
+model = BOIF(weights, enc.logit_scale, adapter=adapter, classnames=domain.classnames)
+fit = model.fit(
     features[support], domain.labels[support], layer_features=[h[support] for h in layers],
     tune_beta=True, random_state=1,
 )  # fmt: skip
-res = head.evaluate(
-    features[query], domain.labels[query], layer_features=[h[query] for h in layers]
-)
+res = fit.evaluate(features[query], domain.labels[query], layer_features=[h[query] for h in layers])
 print(res.summary())
-tip = TipAdapter(weights, enc.logit_scale)
-tip.fit(features[support], domain.labels[support])
+tip = TipAdapterClassifier(weights, enc.logit_scale).fit(features[support], domain.labels[support])
 print(tip.evaluate(features[query], domain.labels[query]).tidy())
 
 # %%

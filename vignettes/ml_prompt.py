@@ -16,7 +16,8 @@
 #   $\beta$ from the pretrained point.
 #
 # KgCoOp (Yao et al. 2023) is the text-only consistency without fusion; CoOp has neither.
-# `mlcore.prompt.PromptLearner` runs all three through one API on any encoder with
+# `mlcore.prompt.ManiPT` (the estimator, which trains a `PromptLearner` module) runs all three
+# through one API on any encoder with
 # `tokenize` / `token_embedding` / `encode_text_embeddings`. Only ManiPT's abstract and a
 # summary could be read: the losses above and the fusion are the reconstruction documented in
 # the docstrings (the paper uses MaPLe-style deep prompts; here the image side is a residual
@@ -31,7 +32,7 @@ import pandas as pd
 import torch
 
 from mlcore.encoders import digits_domain, shapes_dataset, tiny_clip
-from mlcore.prompt import PromptLearner, base_to_novel
+from mlcore.prompt import ManiPT, base_to_novel
 
 torch.set_num_threads(1)
 encoder = tiny_clip("cpu")
@@ -42,15 +43,17 @@ print("first classes:", data.classnames[:4], "... last:", data.classnames[-2:])
 # %% [markdown]
 # ## One learner, in a few lines
 #
-# The learner is an `nn.Module` holding only the prompt parameters (the encoder is held, not
-# registered). `fit` computes the frozen image features once and trains the context vectors
-# (and ManiPT's adapter) with Adam; the result is a `TrainingResult` with the history.
+# `ManiPT(...)` holds the specification; its `fit` computes the frozen image features once and
+# trains a new `PromptLearner` (an `nn.Module` holding only the prompt parameters: the encoder
+# is held, not registered) with Adam. The result is a `TrainingResult` with the history that
+# also carries the trained learner (`history.learner`).
 
 # %%
 base = data.classnames[:16]
 keep = data.labels < 16
-learner = PromptLearner(encoder, base, method="manipt", random_state=0)
-history = learner.fit(data.images[keep], data.labels[keep], maxiter=150, random_state=0)
+model = ManiPT(encoder, base, method="manipt")
+history = model.fit(data.images[keep], data.labels[keep], maxiter=150, random_state=0)
+learner = history.learner
 print(learner)
 history.plot(metrics=["loss", "cross_entropy", "consistency"], lr=False)
 plt.show()

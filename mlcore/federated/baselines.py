@@ -153,7 +153,7 @@ def local_tip_adapter(
 
 
 def _prompt_task(task: dict) -> torch.Tensor:
-    from mlcore.prompt import PromptLearner
+    from mlcore.prompt import ManiPT, PromptLearner
 
     learner = PromptLearner(
         task["encoder"], task["classnames"], method="coop", template=task["template"]
@@ -161,16 +161,17 @@ def _prompt_task(task: dict) -> torch.Tensor:
     with torch.no_grad():
         learner.ctx.copy_(task["ctx"])
     c = task["client"]
-    learner.fit_features(
+    result = ManiPT.from_learner(learner).fit(
         c.train_features,
         c.train_labels,
+        encoded=True,
         maxiter=task["steps"],
         lr=task["lr"],
         batch_size=task["batch_size"],
         log_every=task["steps"],
         random_state=task["seed"],
     )
-    return learner.ctx.detach().clone()
+    return result.learner.ctx.detach().clone()
 
 
 def fedavg_prompts(
@@ -189,7 +190,7 @@ def fedavg_prompts(
     """PromptFL: clients train CoOp context vectors locally, the server averages them (FedAvg).
 
     Each round every client starts from the global context, runs ``local_steps`` of
-    :meth:`mlcore.prompt.PromptLearner.fit_features` (``method="coop"``) on its few-shot
+    :class:`mlcore.prompt.ManiPT` (``method="coop"``, ``encoded=True``) on its few-shot
     features, and uploads its context; the server averages them weighted by the clients'
     training-set sizes.
 
@@ -218,7 +219,7 @@ def fedavg_prompts(
     Fidelity: reconstruction of PromptFL (Guo et al. 2023, IEEE TMC; paper not read here):
     FedAvg of CoOp's shallow context, Adam as in :class:`mlcore.prompt.PromptLearner`.
     """
-    from mlcore.prompt import PromptLearner
+    from mlcore.prompt import ManiPT, PromptLearner
 
     data = _check_data(data)
     rounds = check_positive_int(rounds, name="rounds")

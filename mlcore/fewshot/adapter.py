@@ -32,15 +32,16 @@ class MultiLevelAdapter(nn.Module):
     gamma_init : float
         Initial gate ``γ``. With ``γ = 0`` the adapter returns ``f`` unchanged (up to
         renormalising an already unit-norm vector), so training starts from the frozen encoder.
-    random_state : None, int or CPU torch.Generator
-        Seeds the projections' initialisation (drawn on the CPU, so it does not depend on the
-        device; None: torch's global generator).
+    random_state : None, int, numpy Generator or CPU torch.Generator
+        Seeds the projections' initialisation (drawn on the CPU through
+        :func:`mlcore._device.torch_generator`, so it does not depend on the device; None:
+        fresh entropy). Torch's global generator is neither read nor advanced.
 
     Notes
     -----
     Fidelity: reconstruction. The BOIF abstract names "a multi-level feature adapter to
     enrich visual representations"; its equations were not read. The gated, softmax-weighted
-    sum of projected layer features is the design of the method notes, with ``γ`` initialised
+    sum of projected layer features is this package's design, with ``γ`` initialised
     at zero (as in zero-initialised residual adapters) so that an untrained adapter is a no-op.
     The output is renormalised because the caches compare unit vectors.
 
@@ -68,7 +69,11 @@ class MultiLevelAdapter(nn.Module):
         )
         self.out_dim = check_positive_int(out_dim, name="out_dim")
         gamma_init = check_scalar(gamma_init, name="gamma_init")
-        self.projections = nn.ModuleList(nn.Linear(d, self.out_dim) for d in self.in_dims)
+        # allocated without nn.Linear's own draw from torch's global generator: the values come
+        # from `random_state` in reset_parameters
+        self.projections = nn.ModuleList(
+            nn.utils.skip_init(nn.Linear, d, self.out_dim) for d in self.in_dims
+        )
         self.layer_logits = nn.Parameter(torch.zeros(len(self.in_dims)))
         self.gamma = nn.Parameter(torch.tensor(float(gamma_init)))
         self.reset_parameters(random_state)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import copy
 import math
 import time
+import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -22,6 +23,7 @@ from mlcore._iterations import budget_result
 from mlcore.encoders._inputs import check_class_indices
 from mlcore.fewshot.adapter import MultiLevelAdapter
 from mlcore.results import TrainingResult
+from statcore.base import Estimator
 from statcore.results import Results, Summary
 from statcore.results.plotting import get_ax
 from statcore.validation import (
@@ -202,6 +204,10 @@ class BOIFResult(Results):
         Support examples per class in the cache.
     history : TrainingResult, optional
         The adapter's training run.
+    head : BOIFHead, optional
+        The fitted head (a torch module: the filled cache and the trained adapter), on the
+        results of :meth:`BOIF.fit` and :meth:`TipAdapterClassifier.fit`; None on those of
+        :meth:`BOIFHead.evaluate`.
     """
 
     prior_logits: np.ndarray = field(repr=False)
@@ -216,8 +222,18 @@ class BOIFResult(Results):
     layer_weights: pd.Series | None = field(default=None, repr=False)
     shots: pd.Series | None = field(default=None, repr=False)
     history: TrainingResult | None = field(default=None, repr=False)
+    head: nn.Module | None = field(default=None, repr=False)
 
     _plots: ClassVar[dict] = {"pathways": _plot_pathways, "history": _plot_history}
+
+    def evaluate(self, features, labels=None, *, layer_features=None) -> BOIFResult:
+        """The fitted head's pathways on new images (see :meth:`BOIFHead.evaluate`)."""
+        if self.head is None:
+            raise ValueError(
+                "this result carries no fitted head: evaluate the result of BOIF(...).fit() "
+                "or TipAdapterClassifier(...).fit()"
+            )
+        return self.head.evaluate(features, labels, layer_features=layer_features)
 
     def logits(self, pathway: str = "fused") -> np.ndarray:
         """The logits of one pathway: ``"prior"``, ``"likelihood"`` or ``"fused"``."""
@@ -319,7 +335,7 @@ class BOIFHead(nn.Module):
         The likelihood pathway, see :func:`cache_likelihood`.
     beta : float
         The cache's concentration (replaced by the shots' vMF estimate in
-        ``fit(tune_beta=True)`` when some class has two shots).
+        ``BOIF(...).fit(tune_beta=True)`` when some class has two shots).
     alpha : float
         The weight of the likelihood logits in the fusion.
     adapter : nn.Module, optional
@@ -331,12 +347,13 @@ class BOIFHead(nn.Module):
 
     Notes
     -----
-    Call :meth:`fit` on the K-shot support set (it fills the cache and trains the adapter),
-    then ``head(features, layer_features)`` for fused logits or :meth:`evaluate` for a
-    :class:`BOIFResult`. Before :meth:`fit` (or after fitting on an empty support set) the
-    cache is empty and the head returns the zero-shot logits. Features are compared by dot
-    products, as in CLIP and Tip-Adapter: pass L2-normalised embeddings (what
-    ``encoder.encode_image`` returns) for the cosine reading.
+    The head is a torch module; the estimator :class:`BOIF` fits it: ``BOIF(...).fit`` (or
+    ``BOIF.from_head(head).fit``) on the K-shot support set fills the cache of a copy and
+    trains its adapter, and the result's ``head`` gives ``head(features, layer_features)``
+    (fused logits) and :meth:`evaluate` (a :class:`BOIFResult`). Unfitted (or fitted on an
+    empty support set) the cache is empty and the head returns the zero-shot logits. Features
+    are compared by dot products, as in CLIP and Tip-Adapter: pass L2-normalised embeddings
+    (what ``encoder.encode_image`` returns) for the cosine reading.
 
     Fidelity: reconstruction. Only the BOIF abstract was read: the additive prior +
     likelihood decomposition is the abstract's; the vMF prototype and KDE caches, the
@@ -449,53 +466,47 @@ class BOIFHead(nn.Module):
 
     # --- fitting -----------------------------------------------------------------------------
 
-    def fit(
-        self,
-        features,
-        labels,
-        *,
-        layer_features=None,
-        epochs: int = 50,
-        lr: float = 1e-3,
-        weight_decay: float = 0.0,
-        tune_beta: bool = False,
-        random_state=None,
-    ) -> BOIFResult:
-        """Fill the cache from the support set; train the adapter (and choose ``beta``) on it.
+    def fit(self, features, labels, **options) -> BOIFResult:
+        """Deprecated: use :class:`BOIF` (``BOIF.from_head(head).fit(features, labels, ...)``).
 
-        Parameters
-        ----------
-        features : Tensor (n, embed_dim)
-            The support images' embeddings (``n = 0`` empties the cache: zero-shot).
-        labels : array_like or Tensor (n,)
-            Their classes (row indices of ``text_weights``).
-        layer_features : list of Tensors (n, width_l), optional
-            Per-layer features, needed with an adapter.
-        epochs : int
-            Full-batch AdamW steps on the cross-entropy of the fused support logits, each
-            example's likelihood computed from the cache of the other support examples (its
-            own key left out). 0: no training. Nothing is trained without an adapter or
-            when no class has two shots (with one shot per class every example would only
-            match itself).
-        lr, weight_decay : float
-            AdamW's.
-        tune_beta : bool
-            Set the cache's concentration ``beta`` to the von Mises-Fisher concentration of
-            the support embeddings about their class means (:func:`vmf_concentration`),
-            before and again after the adapter's training: the likelihood becomes the
-            class-conditional vMF log-density fitted to the shots. Needs two shots of some
-            class; with one shot per class ``beta`` keeps the constructor's value (the
-            result says so in its notes).
-        random_state : None, int or CPU torch.Generator
-            Re-draws a :class:`MultiLevelAdapter`'s projections before training; None keeps
-            the adapter's initial state. Every fit starts from the adapter as passed to the
-            constructor.
-
-        Returns
-        -------
-        BOIFResult
-            The pathways on the support set, with the training history.
+        Kept for one release: warns with ``FutureWarning``, fits through :class:`BOIF` and
+        then fills this head's cache (and adapter) with the fitted head's, as it used to.
         """
+        warnings.warn(
+            "`BOIFHead.fit` is deprecated and will be removed in the next release; use "
+            "`BOIF` (e.g. `BOIF.from_head(head).fit(features, labels, ...)`), whose result "
+            "carries the fitted head",
+            FutureWarning,
+            stacklevel=2,
+        )
+        result = BOIF.from_head(self).fit(features, labels, **options)
+        self._take_state(result.head)
+        return result
+
+    def _take_state(self, fitted: BOIFHead) -> None:
+        """Copy a fitted head's cache, beta, adapter state and history into this head."""
+        self.keys = fitted.keys
+        self.key_labels = fitted.key_labels
+        self.beta = fitted.beta
+        self.history = fitted.history
+        if self.adapter is not None:
+            self.adapter.load_state_dict(fitted.adapter.state_dict())
+
+    def _fresh_copy(self) -> BOIFHead:
+        """A deep copy in the state the constructor left: empty cache, the adapter and beta
+        as passed to it."""
+        head = copy.deepcopy(self)
+        head.beta = head._beta_init
+        head.history = None
+        if head.adapter is not None:
+            head.adapter.load_state_dict(head._adapter_init)
+        head.keys = head.text_weights.new_zeros(0, 0)
+        head.key_labels = torch.zeros(0, dtype=torch.long, device=head.text_weights.device)
+        return head
+
+    def _fit(self, features, labels, *, layer_features, epochs, lr, weight_decay, tune_beta,
+             random_state, function: str) -> BOIFResult:  # fmt: skip
+        """Fill this head's cache from the support set and train its adapter (in place)."""
         layer_features = self._check_features(features, layer_features)
         labels = _labels(labels, name="labels", n=features.shape[0], n_classes=self.n_classes)
         epochs = check_positive_int(epochs, name="epochs", minimum=0)
@@ -511,10 +522,7 @@ class BOIFHead(nn.Module):
         key_labels = torch.as_tensor(labels, device=features.device)
         if not isinstance(tune_beta, bool):
             raise TypeError(f"`tune_beta` must be True or False; got {describe(tune_beta)}")
-        options = {"epochs": epochs, "lr": lr, "weight_decay": weight_decay,
-                   "tune_beta": tune_beta, "random_state": random_state}  # fmt: skip
         self.history = None
-        self.beta = self._beta_init
         notes = ()
         held_out = len(labels) > 0 and np.bincount(labels).max() >= 2
         if not held_out and len(labels) and (tune_beta or self.adapter is not None):
@@ -524,19 +532,19 @@ class BOIFHead(nn.Module):
         if tune_beta:
             self.beta = self._estimate_beta(features, layer_features, key_labels)
         if self.adapter is not None:
-            self.adapter.load_state_dict(self._adapter_init)
             if random_state is not None and isinstance(self.adapter, MultiLevelAdapter):
                 self.adapter.reset_parameters(random_state)
             trainable = any(p.requires_grad for p in self.adapter.parameters())
             if epochs and held_out and trainable:
                 self.history = self._train(features, layer_features, key_labels, epochs=epochs,
-                                           lr=lr, weight_decay=weight_decay)  # fmt: skip
+                                           lr=lr, weight_decay=weight_decay,
+                                           function=function)  # fmt: skip
                 if tune_beta:
                     self.beta = self._estimate_beta(features, layer_features, key_labels)
         with torch.no_grad():
             self.keys = F.normalize(self.embed(features, layer_features), dim=-1).detach()
         self.key_labels = key_labels
-        return self._result(features, layer_features, labels, fit_options=options, notes=notes)
+        return self._result(features, layer_features, labels, notes=notes)
 
     @torch.no_grad()
     def _estimate_beta(self, features, layer_features, key_labels) -> float:
@@ -544,7 +552,8 @@ class BOIFHead(nn.Module):
         means (see :func:`vmf_concentration`)."""
         return vmf_concentration(self.embed(features, layer_features), key_labels)
 
-    def _train(self, features, layer_features, key_labels, *, epochs, lr, weight_decay):
+    def _train(self, features, layer_features, key_labels, *, epochs, lr, weight_decay,
+               function):  # fmt: skip
         params = [p for p in self.adapter.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
         prior = self.prior_logits(features).detach()
@@ -569,7 +578,7 @@ class BOIFHead(nn.Module):
             method=f"{self.method_name} training on the support set",
             wall_time_s=time.perf_counter() - start,
             device=features.device,
-            function=f"{type(self).__name__}.fit",
+            function=function,
             n_iter=epochs,
             maxiter=epochs,
             criterion=f"leave-one-out cross-entropy of the fused support logits after {epochs} "
@@ -595,7 +604,7 @@ class BOIFHead(nn.Module):
         return self._result(features, layer_features, labels)
 
     @torch.no_grad()
-    def _result(self, features, layer_features, labels, fit_options=None, notes=()):
+    def _result(self, features, layer_features, labels, notes=()):
         prior, likelihood, fused = self.pathways(features, layer_features)
         adapter = self.adapter
         gamma = float(adapter.gamma) if hasattr(adapter, "gamma") else math.nan
@@ -619,7 +628,6 @@ class BOIFHead(nn.Module):
             shots=pd.Series(shots, index=list(self.classnames), name="shots"),
             history=self.history,
             iterations=None if self.history is None else self.history.iterations,
-            fit_options=fit_options or {},
             notes=notes,
         )
 
@@ -635,7 +643,8 @@ class TipAdapter(BOIFHead):
     """Tip-Adapter (training-free): ``logits = s·f Wᵀ + α·exp(-β(1 - f Kᵀ)) L``.
 
     ``K`` holds the L2-normalised support embeddings and ``L`` their one-hot labels. The
-    baseline of :class:`BOIFHead` in the same API: :meth:`fit` only fills the cache.
+    baseline of :class:`BOIFHead` in the same API; :class:`TipAdapterClassifier` fits it
+    (fills the cache of a copy, no training).
 
     Parameters
     ----------
@@ -669,5 +678,182 @@ class TipAdapter(BOIFHead):
         )
 
     def fit(self, features, labels) -> BOIFResult:
-        """Store the support embeddings (normalised) and labels as the cache; no training."""
-        return super().fit(features, labels, epochs=0)
+        """Deprecated: use :class:`TipAdapterClassifier`
+        (``TipAdapterClassifier.from_head(tip).fit(features, labels)``).
+
+        Kept for one release: warns with ``FutureWarning`` and stores the support embeddings
+        (normalised) and labels as this module's cache, as it used to.
+        """
+        warnings.warn(
+            "`TipAdapter.fit` is deprecated and will be removed in the next release; use "
+            "`TipAdapterClassifier` (e.g. `TipAdapterClassifier.from_head(tip).fit(features, "
+            "labels)`), whose result carries the fitted module",
+            FutureWarning,
+            stacklevel=2,
+        )
+        result = TipAdapterClassifier.from_head(self).fit(features, labels)
+        self._take_state(result.head)
+        return result
+
+
+class BOIF(Estimator):
+    """BOIF, the estimator: fits a :class:`BOIFHead` on a K-shot support set.
+
+    The specification is the head's (see :class:`BOIFHead` for the model and the parameters);
+    :meth:`fit` takes the support set and the training options, fits a new copy of the head
+    (fills its cache, trains its adapter, optionally sets ``beta`` from the shots) and returns a
+    :class:`BOIFResult` that carries it as ``head``. The estimator, the adapter and any head
+    passed in are left as they were.
+
+    Parameters
+    ----------
+    text_weights : Tensor (n_classes, embed_dim)
+    logit_scale : float
+    cache : {"prototype", "kde", "tip"}
+    beta, alpha : float
+    adapter : nn.Module, optional
+        Deep-copied; every fit starts from it as passed here.
+    classnames : sequence of str, optional
+
+    Examples
+    --------
+    >>> from mlcore.fewshot import simulate_fewshot
+    >>> task = simulate_fewshot(n_classes=3, n_per_class=4, layer_dims=(), random_state=0)
+    >>> res = BOIF(task.text_weights, task.logit_scale).fit(task.features, task.labels)
+    >>> res.evaluate(task.features, task.labels).accuracy.index.tolist()
+    ['prior', 'likelihood', 'fused']
+
+    References
+    ----------
+    BOIF: Bayesian-inspired optimal integration for few-shot classification (ICML 2026;
+    abstract only).
+    """
+
+    method_name = "BOIF"
+    _head_class: ClassVar[type] = BOIFHead
+
+    def __init__(self, text_weights, logit_scale, *, cache: str = "prototype", beta: float = 5.0,
+                 alpha: float = 1.0, adapter: nn.Module | None = None,
+                 classnames: Sequence[str] | None = None):  # fmt: skip
+        self._head = BOIFHead(text_weights, logit_scale, cache=cache, beta=beta, alpha=alpha,
+                              adapter=adapter, classnames=classnames)  # fmt: skip
+
+    @classmethod
+    def from_head(cls, head: BOIFHead) -> BOIF:
+        """The estimator of a prepared head: its settings, and its adapter as passed to its
+        constructor (a copy; the head itself is never changed)."""
+        if not isinstance(head, cls._head_class):
+            raise TypeError(f"`head` must be a {cls._head_class.__name__}; got {describe(head)}")
+        estimator = cls.__new__(cls)
+        estimator._head = head._fresh_copy()
+        return estimator
+
+    @property
+    def head(self) -> BOIFHead:
+        """A copy of the unfitted head this estimator fits (changing it changes nothing here)."""
+        return self._head._fresh_copy()
+
+    @property
+    def n_classes(self) -> int:
+        return self._head.n_classes
+
+    @property
+    def classnames(self) -> tuple:
+        return self._head.classnames
+
+    def fit(self, features, labels, *, layer_features=None, epochs: int = 50, lr: float = 1e-3,
+            weight_decay: float = 0.0, tune_beta: bool = False,
+            random_state=None) -> BOIFResult:  # fmt: skip
+        """Fill the cache of a new head from the support set; train its adapter (and choose
+        ``beta``) on it.
+
+        Parameters
+        ----------
+        features : Tensor (n, embed_dim)
+            The support images' embeddings (``n = 0`` leaves the cache empty: zero-shot).
+        labels : array_like or Tensor (n,)
+            Their classes (row indices of ``text_weights``).
+        layer_features : list of Tensors (n, width_l), optional
+            Per-layer features, needed with an adapter.
+        epochs : int
+            Full-batch AdamW steps on the cross-entropy of the fused support logits, each
+            example's likelihood computed from the cache of the other support examples (its
+            own key left out). 0: no training. Nothing is trained without an adapter or
+            when no class has two shots (with one shot per class every example would only
+            match itself).
+        lr, weight_decay : float
+            AdamW's.
+        tune_beta : bool
+            Set the cache's concentration ``beta`` to the von Mises-Fisher concentration of
+            the support embeddings about their class means (:func:`vmf_concentration`),
+            before and again after the adapter's training: the likelihood becomes the
+            class-conditional vMF log-density fitted to the shots. Needs two shots of some
+            class; with one shot per class ``beta`` keeps the constructor's value (the
+            result says so in its notes).
+        random_state : None, int, numpy Generator or CPU torch.Generator
+            Re-draws a :class:`MultiLevelAdapter`'s projections before training (through
+            :func:`mlcore._device.torch_generator`); None keeps the adapter's initial state.
+            Training itself is deterministic (full batch).
+
+        Returns
+        -------
+        BOIFResult
+            The pathways on the support set, the training history, and the fitted ``head``
+            (:meth:`BOIFResult.evaluate` scores new images with it).
+        """
+        head = self._head._fresh_copy()
+        result = head._fit(features, labels, layer_features=layer_features, epochs=epochs, lr=lr,
+                           weight_decay=weight_decay, tune_beta=tune_beta,
+                           random_state=random_state,
+                           function=f"{type(self).__name__}.fit")  # fmt: skip
+        return replace(result, model=self, head=head)
+
+    def __repr__(self) -> str:
+        head = self._head
+        return (
+            f"{type(self).__name__}(n_classes={head.n_classes}, cache={head.cache!r}, "
+            f"beta={head.beta:g}, alpha={head.alpha:g}, logit_scale={head.logit_scale:g}, "
+            f"adapter={type(head.adapter).__name__ if head.adapter is not None else None})"
+        )
+
+
+class TipAdapterClassifier(BOIF):
+    """Tip-Adapter, the estimator: fits a :class:`TipAdapter` (fills the cache; no training).
+
+    Parameters
+    ----------
+    text_weights : Tensor (n_classes, embed_dim)
+        The zero-shot classifier ``W``.
+    logit_scale : float
+    beta, alpha : float
+        Tip-Adapter's sharpness and residual ratio (see :class:`TipAdapter`).
+    classnames : sequence of str, optional
+
+    References
+    ----------
+    Zhang, Zhang, Fang, Gao, Li, Dai, Qiao and Li (2022). Tip-Adapter: training-free adaption
+    of CLIP for few-shot classification. ECCV.
+    """
+
+    method_name = "Tip-Adapter"
+    _head_class: ClassVar[type] = TipAdapter
+
+    def __init__(self, text_weights, logit_scale, *, beta: float = 1.0, alpha: float = 1.0,
+                 classnames: Sequence[str] | None = None):  # fmt: skip
+        self._head = TipAdapter(text_weights, logit_scale, beta=beta, alpha=alpha,
+                                classnames=classnames)  # fmt: skip
+
+    def fit(self, features, labels) -> BOIFResult:
+        """Store the support embeddings (normalised) and labels as the cache of a new
+        :class:`TipAdapter`; no training.
+
+        Returns
+        -------
+        BOIFResult
+            The pathways on the support set and the fitted ``head``.
+        """
+        head = self._head._fresh_copy()
+        result = head._fit(features, labels, layer_features=None, epochs=0, lr=1e-3,
+                           weight_decay=0.0, tune_beta=False, random_state=None,
+                           function=f"{type(self).__name__}.fit")  # fmt: skip
+        return replace(result, model=self, head=head)

@@ -84,9 +84,14 @@ def simulate_fewshot(
 
     Notes
     -----
-    The design of the BOIF method notes' synthetic check (Gaussian class features, text
-    prototypes = true means + noise), with layer features added so that the multi-level
-    adapter has information to find.
+    A synthetic check of BOIF's fusion: Gaussian class features around unit class means, text
+    prototypes = true means + noise (the zero-shot prior), with layer features added so that
+    the multi-level adapter has information to find.
+
+    References
+    ----------
+    BOIF: Bayesian-inspired optimal integration for few-shot classification (ICML 2026;
+    abstract only).
     """
     n_classes = check_positive_int(n_classes, name="n_classes", minimum=2)
     n_per_class = check_positive_int(n_per_class, name="n_per_class")

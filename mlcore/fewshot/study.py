@@ -13,7 +13,7 @@ import torch
 
 from mlcore.encoders.splits import kshot_split
 from mlcore.fewshot.adapter import MultiLevelAdapter
-from mlcore.fewshot.boif import BOIFHead, TipAdapter, _labels
+from mlcore.fewshot.boif import BOIF, TipAdapterClassifier, _labels
 from statcore.results import Results
 from statcore.results.intervals import mean_t_interval
 from statcore.results.plotting import get_ax, legend_beside
@@ -126,8 +126,8 @@ def compare_fewshot(
     """Draw K-shot support sets and score BOIF, its pathways and Tip-Adapter on the rest.
 
     For each seed and ``K``, :func:`mlcore.encoders.splits.kshot_split` draws the support set;
-    a :class:`BOIFHead` (with a fresh :class:`MultiLevelAdapter` when ``layer_features`` are
-    given) and a :class:`TipAdapter` are fitted on it and scored on the query set. "prior
+    :class:`BOIF` (with a fresh :class:`MultiLevelAdapter` when ``layer_features`` are
+    given) and :class:`TipAdapterClassifier` are fitted on it and scored on the query set. "prior
     only" is the zero-shot head, "likelihood only" BOIF's cache (after the adapter's
     training) alone.
 
@@ -141,10 +141,10 @@ def compare_fewshot(
     layer_features : list of Tensors (n, width_l), optional
     shots : sequence of int
     n_seeds : int
-    cache, beta, alpha : BOIF's (see :class:`BOIFHead`).
+    cache, beta, alpha : BOIF's (see :class:`BOIF`).
     tip_beta, tip_alpha : float
         Tip-Adapter's (fixed: no validation search, as for BOIF).
-    epochs, lr, tune_beta : BOIF's training (see :meth:`BOIFHead.fit`).
+    epochs, lr, tune_beta : BOIF's training (see :meth:`BOIF.fit`).
     ci_alpha : float
         Level of the intervals.
     random_state : None, int or numpy Generator
@@ -175,15 +175,16 @@ def compare_fewshot(
             for name, dims in variants:
                 adapter = None
                 if dims is not None:
-                    adapter = MultiLevelAdapter(dims, features.shape[1]).to(features.device)
-                head = BOIFHead(
+                    adapter = MultiLevelAdapter(dims, features.shape[1], random_state=int(seed))
+                    adapter = adapter.to(features.device)
+                model = BOIF(
                     text_weights, logit_scale, cache=cache, beta=beta, alpha=alpha, adapter=adapter
                 )
-                head.fit(
+                fit = model.fit(
                     features[s_idx], labels[support], layer_features=sl if dims else None,
                     epochs=epochs, lr=lr, tune_beta=tune_beta, random_state=int(seed),
                 )  # fmt: skip
-                acc = head.evaluate(
+                acc = fit.evaluate(
                     features[q_idx], labels[query], layer_features=ql if dims else None
                 ).accuracy
                 found = [(name, acc["fused"])]
@@ -192,8 +193,8 @@ def compare_fewshot(
                 rows += [
                     {"method": m, "shots": k, "seed": seed_index, "accuracy": v} for m, v in found
                 ]
-            tip = TipAdapter(text_weights, logit_scale, beta=tip_beta, alpha=tip_alpha)
-            tip.fit(features[s_idx], labels[support])
+            tip = TipAdapterClassifier(text_weights, logit_scale, beta=tip_beta, alpha=tip_alpha)
+            tip = tip.fit(features[s_idx], labels[support])
             tip_acc = tip.evaluate(features[q_idx], labels[query]).accuracy["fused"]
             rows.append({"method": "Tip-Adapter", "shots": k, "seed": seed_index,
                          "accuracy": tip_acc})  # fmt: skip

@@ -10,10 +10,13 @@ and fuses each prompted feature with its frozen one by a fraction ``beta`` of th
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import time
+import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
 import numpy as np
@@ -27,6 +30,7 @@ from mlcore._device import as_numpy, torch_generator
 from mlcore._iterations import budget_result
 from mlcore.encoders._inputs import check_class_indices
 from mlcore.results import TrainingResult
+from statcore.base import Estimator
 from statcore.progress import progress as progress_bar
 from statcore.validation import (
     check_option,
@@ -40,8 +44,10 @@ __all__ = [
     "METHODS",
     "IncrementalFusion",
     "LossTerms",
+    "ManiPT",
     "ManifoldConsistencyLoss",
     "PromptLearner",
+    "PromptTuningResult",
     "manifold_drift",
 ]
 
@@ -283,8 +289,9 @@ class _ResidualAdapter(nn.Module):
     def __init__(self, dim: int, reduction: int, generator: torch.Generator, device):
         super().__init__()
         hidden = max(1, dim // reduction)
-        self.down = nn.Linear(dim, hidden, bias=False, device=device)
-        self.up = nn.Linear(hidden, dim, bias=False, device=device)
+        # allocated without nn.Linear's draw from torch's global generator; filled below
+        self.down = nn.utils.skip_init(nn.Linear, dim, hidden, bias=False, device=device)
+        self.up = nn.utils.skip_init(nn.Linear, hidden, dim, bias=False, device=device)
         with torch.no_grad():
             draw = torch.randn(hidden, dim, generator=generator, device=generator.device)
             self.down.weight.copy_(draw.to(device) / math.sqrt(dim))
@@ -382,8 +389,9 @@ class PromptLearner(nn.Module):
         encoders (CLIP's, the tiny CLIP's), whose end-of-text state never sees later positions,
         and several times faster when the context length is much longer than the prompts.
         Turn off for a bidirectional encoder that attends to padding.
-    random_state : None, int or torch.Generator
-        Draws the random context vectors and the adapter's down-projection.
+    random_state : None, int, numpy Generator or CPU torch.Generator
+        Draws the random context vectors and the adapter's down-projection (through
+        :func:`mlcore._device.torch_generator`; torch's global generator is not touched).
 
     Notes
     -----
@@ -402,9 +410,9 @@ class PromptLearner(nn.Module):
     --------
     >>> from mlcore.encoders import shapes_dataset, tiny_clip  # doctest: +SKIP
     >>> data = shapes_dataset(8, classes=["small red circle", "large red square"])  # doctest: +SKIP
-    >>> learner = PromptLearner(tiny_clip(), data.classnames, method="manipt")  # doctest: +SKIP
-    >>> history = learner.fit(data.images, data.labels, maxiter=50)  # doctest: +SKIP
-    >>> logits = learner(data.images, classnames=["large red circle"])  # doctest: +SKIP
+    >>> model = ManiPT(tiny_clip(), data.classnames, method="manipt")  # doctest: +SKIP
+    >>> res = model.fit(data.images, data.labels, maxiter=50, random_state=0)  # doctest: +SKIP
+    >>> logits = res.learner(data.images, classnames=["large red circle"])  # doctest: +SKIP
     """
 
     def __init__(
@@ -453,8 +461,6 @@ class PromptLearner(nn.Module):
         self.settings = settings
         self.device = torch.device(encoder.device)
         generator = torch_generator(random_state, "cpu")
-        if generator is None:
-            generator = torch.Generator().manual_seed(int(torch.randint(0, 2**31 - 1, ())))
         prefix, suffix = template.split("{}")
         self._suffix = "{}" + suffix
         if n_ctx is None:
@@ -619,55 +625,59 @@ class PromptLearner(nn.Module):
     # -- training ----------------------------------------------------------------------------
 
     def trainable_parameters(self) -> list[nn.Parameter]:
-        """The parameters :meth:`fit` updates: the context, the adapter and a learnable beta."""
+        """The parameters training updates: the context, the adapter and a learnable beta."""
         return [p for p in self.parameters() if p.requires_grad]
 
     def fit(self, images, labels, **options) -> TrainingResult:
-        """Train on images: their frozen features are computed once, then :meth:`fit_features`.
+        """Deprecated: use :class:`ManiPT` (``ManiPT.from_learner(learner).fit(images,
+        labels, ...)``).
 
-        See :meth:`fit_features` for the options.
+        Kept for one release: warns with ``FutureWarning``, trains a copy through
+        :class:`ManiPT` and loads the trained prompt parameters into this learner, as it used
+        to train them in place.
         """
-        return self.fit_features(self.encode_images(images), labels, **options)
+        warnings.warn(
+            "`PromptLearner.fit` is deprecated and will be removed in the next release; use "
+            "`ManiPT` (e.g. `ManiPT.from_learner(learner).fit(images, labels, ...)`), whose "
+            "result carries the trained learner",
+            FutureWarning,
+            stacklevel=2,
+        )
+        result = ManiPT.from_learner(self).fit(images, labels, **options)
+        self._take_state(result.learner)
+        return result
 
-    def fit_features(
-        self,
-        features,
-        labels,
-        *,
-        maxiter: int = 200,
-        lr: float = 5e-3,
-        batch_size: int = 32,
-        log_every: int = 10,
-        random_state=None,
-        progress: bool = False,
-    ) -> TrainingResult:
-        """Train the prompt parameters on frozen image features.
+    def fit_features(self, features, labels, **options) -> TrainingResult:
+        """Deprecated: use :class:`ManiPT` (``ManiPT.from_learner(learner).fit(features,
+        labels, encoded=True, ...)``).
 
-        Parameters
-        ----------
-        features : Tensor (n, embed_dim)
-            Frozen image features (:meth:`encode_images`), finite.
-        labels : array_like of int (n,)
-            Indices into ``classnames``.
-        maxiter : int
-            Optimiser steps (a fixed budget).
-        lr : float
-            Adam's initial learning rate, annealed to 0 on a cosine schedule.
-        batch_size : int
-            Examples per step (all of them when fewer).
-        log_every : int
-            Steps between logged rows of the history.
-        random_state : None, int or torch.Generator
-            Draws the mini-batches.
-        progress : bool
-            Show a progress bar.
-
-        Returns
-        -------
-        TrainingResult
-            History columns ``loss, cross_entropy, consistency, accuracy`` (the batch's), the
-            run's ``iterations`` record, ``fit_options`` (the learner's settings too).
+        Kept for one release: warns with ``FutureWarning``, trains a copy through
+        :class:`ManiPT` and loads the trained prompt parameters into this learner.
         """
+        warnings.warn(
+            "`PromptLearner.fit_features` is deprecated and will be removed in the next "
+            "release; use `ManiPT` (e.g. `ManiPT.from_learner(learner).fit(features, labels, "
+            "encoded=True, ...)`), whose result carries the trained learner",
+            FutureWarning,
+            stacklevel=2,
+        )
+        result = ManiPT.from_learner(self).fit(features, labels, encoded=True, **options)
+        self._take_state(result.learner)
+        return result
+
+    def _take_state(self, trained: PromptLearner) -> None:
+        with torch.no_grad():
+            for mine, theirs in zip(self.parameters(), trained.parameters(), strict=True):
+                mine.copy_(theirs)
+        self.eval()
+
+    def _copy(self) -> PromptLearner:
+        """A deep copy that shares the (frozen, unregistered) encoder."""
+        return copy.deepcopy(self, memo={id(self.encoder): self.encoder})
+
+    def _train_features(self, features, labels, *, maxiter, lr, batch_size, log_every,
+                        generator, progress, function) -> TrainingResult:  # fmt: skip
+        """Train this learner's prompt parameters in place (Adam, cosine schedule)."""
         features = self._check_features(features)
         check_finite(features, name="features")
         labels = self._check_labels(labels, features.shape[0])
@@ -677,7 +687,6 @@ class PromptLearner(nn.Module):
         log_every = check_positive_int(log_every, name="log_every")
         if not isinstance(progress, bool):
             raise TypeError(f"`progress` must be a bool; got {describe(progress)}")
-        generator = torch_generator(random_state, "cpu")
         params = self.trainable_parameters()
         opt = torch.optim.Adam(params, lr=lr)
         schedule = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=maxiter)
@@ -721,19 +730,11 @@ class PromptLearner(nn.Module):
             nobs=n,
             wall_time_s=time.perf_counter() - start,
             device=self.device,
-            function=f"PromptLearner(method={self.method!r}).fit",
+            function=function,
             n_iter=maxiter,
             maxiter=maxiter,
             criterion=f"training loss after a fixed budget of {maxiter} steps",
             remedy="lower `lr`",
-            fit_options={
-                "maxiter": maxiter,
-                "lr": lr,
-                "batch_size": batch_size,
-                "n_ctx": self.n_ctx,
-                "template": self.template,
-                **self.settings,
-            },
             notes=(_REFERENCES,),
         )
 
@@ -777,3 +778,162 @@ class PromptLearner(nn.Module):
 
 
 _NAMES = {"manipt": "ManiPT", "coop": "CoOp", "kgcoop": "KgCoOp"}
+
+
+@dataclass(frozen=True, eq=False, kw_only=True, repr=False)
+class PromptTuningResult(TrainingResult):
+    """What :meth:`ManiPT.fit` returns: the training run (a
+    :class:`~mlcore.results.TrainingResult`: history ``loss, cross_entropy, consistency,
+    accuracy``, the ``iterations`` record) and the trained learner.
+
+    Parameters
+    ----------
+    learner : PromptLearner
+        The trained prompt learner (a torch module, in eval mode): ``learner(images,
+        classnames)``, ``learner.logits_from_features``, ``learner.drift``.
+    """
+
+    learner: nn.Module | None = field(default=None, repr=False)
+
+
+class ManiPT(Estimator):
+    """Prompt tuning of a frozen dual encoder, the estimator: ManiPT, CoOp or KgCoOp.
+
+    The specification is the :class:`PromptLearner`'s (see it for the model, the parameters and
+    the fidelity notes); :meth:`fit` trains a new learner on labelled images (or their frozen
+    features) and returns a :class:`PromptTuningResult` that carries it. The estimator, the
+    encoder and any learner passed to :meth:`from_learner` are left as they were.
+
+    Parameters
+    ----------
+    encoder : promptable dual encoder
+    classnames : sequence of str
+    n_ctx : int, optional
+    method : {"manipt", "coop", "kgcoop"}
+    template, beta, penalty_text, penalty_image, image_adapter, learnable_beta,
+    adapter_reduction, trim_padding
+        As in :class:`PromptLearner`.
+
+    References
+    ----------
+    Yang et al. (2026), arXiv:2602.19198; Zhou et al. (2022), IJCV 130; Yao et al. (2023), CVPR.
+
+    Examples
+    --------
+    >>> from mlcore.encoders import shapes_dataset, tiny_clip  # doctest: +SKIP
+    >>> data = shapes_dataset(8, classes=["small red circle", "large red square"])  # doctest: +SKIP
+    >>> res = ManiPT(tiny_clip(), data.classnames).fit(data.images, data.labels, maxiter=50,
+    ...                                                 random_state=0)  # doctest: +SKIP
+    >>> logits = res.learner(data.images, classnames=["large red circle"])  # doctest: +SKIP
+    """
+
+    def __init__(self, encoder, classnames, n_ctx: int | None = None, method: str = "manipt", *,
+                 template: str = "a photo of a {}.", beta: float | None = None,
+                 penalty_text: float | None = None, penalty_image: float | None = None,
+                 image_adapter: bool | None = None, learnable_beta: bool = False,
+                 adapter_reduction: int = 4, trim_padding: bool = True):  # fmt: skip
+        self._spec = {
+            "encoder": encoder, "classnames": classnames, "n_ctx": n_ctx, "method": method,
+            "template": template, "beta": beta, "penalty_text": penalty_text,
+            "penalty_image": penalty_image, "image_adapter": image_adapter,
+            "learnable_beta": learnable_beta, "adapter_reduction": adapter_reduction,
+            "trim_padding": trim_padding,
+        }  # fmt: skip
+        # a learner built once checks the specification (and tokenizes the prompts) here
+        self._learner = PromptLearner(**self._spec, random_state=0)
+        self._prepared = False
+
+    @classmethod
+    def from_learner(cls, learner: PromptLearner) -> ManiPT:
+        """The estimator of a prepared learner: :meth:`fit` trains copies of it, starting
+        from its current prompt parameters (the learner itself is never changed)."""
+        if not isinstance(learner, PromptLearner):
+            raise TypeError(f"`learner` must be a PromptLearner; got {describe(learner)}")
+        estimator = cls.__new__(cls)
+        estimator._spec = None
+        estimator._learner = learner._copy()
+        estimator._prepared = True
+        return estimator
+
+    @property
+    def method_name(self) -> str:
+        return _NAMES[self._learner.method]
+
+    @property
+    def encoder(self):
+        return self._learner.encoder
+
+    @property
+    def method(self) -> str:
+        return self._learner.method
+
+    @property
+    def classnames(self) -> tuple[str, ...]:
+        return self._learner.classnames
+
+    @property
+    def settings(self) -> dict:
+        """``beta``, ``penalty_text``, ``penalty_image``, ``image_adapter`` in effect, with
+        ``n_ctx`` and ``template``."""
+        learner = self._learner
+        return {"n_ctx": learner.n_ctx, "template": learner.template, **learner.settings}
+
+    def fit(self, inputs, labels, *, encoded: bool = False, maxiter: int = 200,
+            lr: float = 5e-3, batch_size: int = 32, log_every: int = 10, random_state=None,
+            progress: bool = False) -> PromptTuningResult:  # fmt: skip
+        """Train a new learner's prompt parameters on labelled images.
+
+        Parameters
+        ----------
+        inputs : Tensor (n, ...)
+            Images the encoder takes; with ``encoded=True``, their frozen image features
+            ``(n, embed_dim)`` (:meth:`PromptLearner.encode_images`), finite.
+        labels : array_like of int (n,)
+            Indices into ``classnames``.
+        encoded : bool
+            ``inputs`` are frozen features already (computed once, e.g. for several fits).
+        maxiter : int
+            Optimiser steps (a fixed budget).
+        lr : float
+            Adam's initial learning rate, annealed to 0 on a cosine schedule.
+        batch_size : int
+            Examples per step (all of them when fewer).
+        log_every : int
+            Steps between logged rows of the history.
+        random_state : None, int, numpy Generator or CPU torch.Generator
+            One torch stream (:func:`mlcore._device.torch_generator`) that draws the new
+            learner's random context vectors and adapter, then the mini-batches (only the
+            mini-batches for an estimator made by :meth:`from_learner`). An int reproduces
+            the run.
+        progress : bool
+            Show a progress bar.
+
+        Returns
+        -------
+        PromptTuningResult
+            History columns ``loss, cross_entropy, consistency, accuracy`` (the batch's), the
+            run's ``iterations`` record, and the trained ``learner``.
+        """
+        if not isinstance(encoded, bool):
+            raise TypeError(f"`encoded` must be a bool; got {describe(encoded)}")
+        generator = torch_generator(random_state, "cpu")
+        if self._prepared:
+            learner = self._learner._copy()
+        else:
+            learner = PromptLearner(**self._spec, random_state=generator)
+        features = inputs if encoded else learner.encode_images(inputs)
+        run = learner._train_features(
+            features, labels, maxiter=maxiter, lr=lr, batch_size=batch_size,
+            log_every=log_every, generator=generator, progress=progress,
+            function=f"ManiPT(method={learner.method!r}).fit",
+        )  # fmt: skip
+        values = {f.name: getattr(run, f.name) for f in fields(run) if f.init and f.name != "model"}
+        return PromptTuningResult(**values, model=self, learner=learner)
+
+    def __repr__(self) -> str:
+        s = self.settings
+        return (
+            f"ManiPT(method={self.method!r}, classes={len(self.classnames)}, "
+            f"n_ctx={s['n_ctx']}, beta={s['beta']}, penalty_text={s['penalty_text']}, "
+            f"penalty_image={s['penalty_image']}, image_adapter={s['image_adapter']})"
+        )

@@ -18,6 +18,7 @@ from mlcore.prompt.manipt import (
     _NAMES,
     _REFERENCES,
     METHODS,
+    ManiPT,
     PromptLearner,
     _check_classnames,
     manifold_drift,
@@ -269,7 +270,7 @@ def base_to_novel(
     n_base : int, optional
         Number of base classes (default: the first half, rounded up).
     maxiter, lr, batch_size
-        Passed to :meth:`PromptLearner.fit_features`.
+        Passed to :meth:`ManiPT.fit`.
     options : mapping, optional
         ``method -> dict`` of further :class:`PromptLearner` options (``beta``, ``n_ctx``, ...).
     drift_k : int or float
@@ -334,10 +335,12 @@ def base_to_novel(
                     encoder, base, method=method, template=template, random_state=seed,
                     **options.get(method, {}),
                 )  # fmt: skip
-                histories[(method, seed)] = learner.fit_features(
-                    features[support], labels[support], maxiter=maxiter, lr=lr,
+                run = ManiPT.from_learner(learner).fit(
+                    features[support], labels[support], encoded=True, maxiter=maxiter, lr=lr,
                     batch_size=batch_size, random_state=seed, progress=progress,
                 )  # fmt: skip
+                histories[(method, seed)] = run
+                learner = run.learner
                 with torch.no_grad():
                     base_logits = learner.logits_from_features(features[base_test])
                     novel_logits = learner.logits_from_features(features[novel_test], novel)

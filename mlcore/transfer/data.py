@@ -1,6 +1,6 @@
 """Sensor data for XTransfer: a synthetic IMU-like activity generator and BasicMotions.
 
-The generator follows the XTransfer notes (six activities of sinusoid, AR and burst patterns,
+The generator is an IMU-like stand-in (six activities of sinusoid, AR and burst patterns,
 per-user gain and phase shifts, three axes); BasicMotions is the UEA smart-watch set shipped
 as ``mlcore/transfer/basic_motions.csv``.
 """
@@ -157,8 +157,9 @@ def synthetic_imu(
 
     Notes
     -----
-    Fidelity: reconstruction. The XTransfer notes ask for "6 classes of sinusoid/AR/burst
-    patterns with per-user gain and phase shifts"; the patterns and their constants are ours.
+    Fidelity: a synthetic stand-in for the paper's sensing sets (six classes of sinusoid, AR
+    and burst patterns with per-user gain and phase shifts); the patterns and their constants
+    are ours.
 
     Examples
     --------

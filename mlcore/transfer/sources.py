@@ -21,7 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from statcore.validation import check_positive_int
+from mlcore._device import seeded_torch, torch_generator
+from statcore.validation import check_positive_int, check_random_state
 
 REFERENCE = (
     "Zhang, Zhang, Zhou, Chen, Gao, Jia, Yang, Qi and Gu (2025). XTransfer: modality-agnostic "
@@ -409,11 +410,10 @@ class _Block1d(nn.Module):
 
 @functools.lru_cache(maxsize=4)
 def _pretrained_cnn1d(seed: int, steps: int, length: int):
-    gen = torch.Generator().manual_seed(seed)
-    rng = np.random.default_rng(seed)
+    gen = torch_generator(seed)
+    rng = check_random_state(seed)
     widths = (16, 16, 32, 48)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded_torch(seed):
         layers = [
             ("conv", _Block1d(3, widths[0])),
             ("block1", _Block1d(widths[0], widths[1])),
@@ -432,7 +432,7 @@ def _pretrained_cnn1d(seed: int, steps: int, length: int):
         opt.zero_grad()
         loss.backward()
         opt.step()
-    Xr, yr = _waveforms(25, length, np.random.default_rng(seed + 1))
+    Xr, yr = _waveforms(25, length, check_random_state(seed + 1))
     return tuple(layers), torch.from_numpy(Xr), yr
 
 

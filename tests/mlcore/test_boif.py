@@ -15,10 +15,12 @@ from scipy.special import logsumexp
 from torch import nn
 
 from mlcore.fewshot import (
+    BOIF,
     BOIFHead,
     BOIFResult,
     MultiLevelAdapter,
     TipAdapter,
+    TipAdapterClassifier,
     cache_likelihood,
     compare_fewshot,
     simulate_fewshot,
@@ -55,12 +57,12 @@ def test_exact_bayes_two_gaussian_sources(cache):
     x2 = np.array([keys[c][rng.integers(counts[c])] for c in y])
     x2 = x2 + s2 * rng.standard_normal((n, d))
 
-    head = BOIFHead(torch.tensor(w), 1 / s1**2, cache=cache, beta=1 / s2**2, alpha=1.0,
-                    adapter=SecondSource())  # fmt: skip
+    model = BOIF(torch.tensor(w), 1 / s1**2, cache=cache, beta=1 / s2**2, alpha=1.0,
+                 adapter=SecondSource())  # fmt: skip
     key_labels = np.repeat(np.arange(n_classes), counts)
-    head.fit(torch.zeros(len(key_labels), d, dtype=torch.float64), key_labels,
-             layer_features=[torch.tensor(np.vstack(keys))])  # fmt: skip
-    fused = head(torch.tensor(x1), [torch.tensor(x2)])
+    res = model.fit(torch.zeros(len(key_labels), d, dtype=torch.float64), key_labels,
+                    layer_features=[torch.tensor(np.vstack(keys))])  # fmt: skip
+    fused = res.head(torch.tensor(x1), [torch.tensor(x2)])
     got = torch.log_softmax(fused, dim=1).numpy()
 
     cov1, cov2 = s1**2 * np.eye(d), s2**2 * np.eye(d)
@@ -71,8 +73,7 @@ def test_exact_bayes_two_gaussian_sources(cache):
         for c in range(n_classes)
     ])  # fmt: skip
     posterior = log_joint - logsumexp(log_joint, axis=1, keepdims=True)
-    # the acceptance bound of the method notes; in float64 the two computations differ by
-    # rounding only (~1e-13)
+    # in float64 the two computations differ by rounding only (~1e-13): a 1e-6 bound
     assert np.max(np.abs(got - posterior)) <= 1e-6
 
 
@@ -85,24 +86,25 @@ def _random_problem(seed=0, n_classes=5, d=8, n=40, shots=3, dtype=torch.float64
     return w, support, labels, query
 
 
-@pytest.mark.parametrize("cls", [BOIFHead, TipAdapter])
-def test_empty_cache_gives_zero_shot_logits(cls):
+@pytest.mark.parametrize(
+    ("module", "estimator"), [(BOIFHead, BOIF), (TipAdapter, TipAdapterClassifier)]
+)
+def test_empty_cache_gives_zero_shot_logits(module, estimator):
     w, _, _, query = _random_problem()
-    head = cls(w, 30.0)
+    head = module(w, 30.0)
     zero_shot = 30.0 * (query @ w.T)
     torch.testing.assert_close(head(query), zero_shot, rtol=0, atol=0)
-    res = head.fit(query[:0], np.array([], dtype=int))
-    assert res.nobs == 0
-    torch.testing.assert_close(head(query), zero_shot, rtol=0, atol=0)
+    res = estimator(w, 30.0).fit(query[:0], np.array([], dtype=int))
+    assert res.nobs == 0 and isinstance(res.head, module)
+    torch.testing.assert_close(res.head(query), zero_shot, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("cache", ["prototype", "kde", "tip"])
 def test_identical_text_weights_give_the_cache_classifier(cache):
     w, support, labels, query = _random_problem()
     same = w[:1].repeat(len(w), 1)  # one text embedding for every class: a flat prior
-    head = BOIFHead(same, 30.0, cache=cache, beta=4.0, alpha=0.7)
-    res = head.fit(support, labels)
-    res = head.evaluate(query)
+    res = BOIF(same, 30.0, cache=cache, beta=4.0, alpha=0.7).fit(support, labels)
+    res = res.evaluate(query)
     likelihood = cache_likelihood(query, F.normalize(support, dim=1), labels, len(w),
                                   cache=cache, beta=4.0)  # fmt: skip
     np.testing.assert_array_equal(res.predict("fused"), likelihood.argmax(1).numpy())
@@ -118,9 +120,9 @@ def test_gamma_zero_adapter_is_a_no_op():
     torch.testing.assert_close(adapter(f, layers), f, rtol=0, atol=1e-6)
     w = F.normalize(torch.randn(4, 8, generator=g), dim=1)
     labels = torch.arange(4).repeat_interleave(2)
-    plain, adapted = BOIFHead(w, 20.0), BOIFHead(w, 20.0, adapter=adapter)
-    plain.fit(f[:8], labels)
-    adapted.fit(f[:8], labels, layer_features=[h[:8] for h in layers], epochs=0)
+    plain = BOIF(w, 20.0).fit(f[:8], labels).head
+    adapted = BOIF(w, 20.0, adapter=adapter)
+    adapted = adapted.fit(f[:8], labels, layer_features=[h[:8] for h in layers], epochs=0).head
     # the adapter's ~1e-7 rounding times the logit scale 20 (and the cache's beta): ~1e-5
     torch.testing.assert_close(adapted(f, layers), plain(f), rtol=0, atol=1e-5)
 
@@ -144,8 +146,8 @@ def test_tip_adapter_logits_match_the_reference_code():
     clip_logits = 100.0 * features @ clip_weights.T
     tip_logits = clip_logits + cache_logits * alpha
 
-    tip = TipAdapter(clip_weights, 100.0, beta=beta, alpha=alpha)
-    tip.fit(raw_keys, labels)
+    fit = TipAdapterClassifier(clip_weights, 100.0, beta=beta, alpha=alpha).fit(raw_keys, labels)
+    tip = fit.head
     # float64 throughout, the same formula in another order: rounding (~1e-13) far below 1e-6
     assert torch.max(torch.abs(tip(features) - tip_logits)) <= 1e-6
     res = tip.evaluate(features)
@@ -157,9 +159,9 @@ def test_fit_trains_the_adapter_and_leaves_inputs_alone():
     adapter = MultiLevelAdapter([h.shape[1] for h in task.layer_features], 32, random_state=0)
     before = {k: v.clone() for k, v in adapter.state_dict().items()}
     weights = task.text_weights.clone()
-    head = BOIFHead(task.text_weights, task.logit_scale, adapter=adapter)
-    res = head.fit(task.features, task.labels, layer_features=task.layer_features, epochs=30,
-                   random_state=0)  # fmt: skip
+    model = BOIF(task.text_weights, task.logit_scale, adapter=adapter)
+    res = model.fit(task.features, task.labels, layer_features=task.layer_features, epochs=30,
+                    random_state=0)  # fmt: skip
     hist = res.history.history
     assert len(hist) == 30 and res.n_iter == 30 and res.converged
     # the support loss must fall: a broken gradient path (the gate never moving) would not
@@ -168,19 +170,19 @@ def test_fit_trains_the_adapter_and_leaves_inputs_alone():
     for k, v in adapter.state_dict().items():
         torch.testing.assert_close(v, before[k], rtol=0, atol=0)
     torch.testing.assert_close(task.text_weights, weights, rtol=0, atol=0)
-    again = head.fit(task.features, task.labels, layer_features=task.layer_features, epochs=30,
-                     random_state=0)  # fmt: skip
+    again = model.fit(task.features, task.labels, layer_features=task.layer_features, epochs=30,
+                      random_state=0)  # fmt: skip
     np.testing.assert_array_equal(again.fused_logits, res.fused_logits)
 
 
 def test_result_reports_pathways_weights_and_plots():
     task = simulate_fewshot(n_classes=5, n_per_class=12, random_state=1)
     adapter = MultiLevelAdapter([h.shape[1] for h in task.layer_features], 32)
-    head = BOIFHead(task.text_weights, task.logit_scale, adapter=adapter,
-                    classnames=task.classnames)  # fmt: skip
-    head.fit(task.features[::3], task.labels[::3],
-             layer_features=[h[::3] for h in task.layer_features], epochs=5, random_state=0)  # fmt: skip
-    res = head.evaluate(task.features, task.labels, layer_features=task.layer_features)
+    model = BOIF(task.text_weights, task.logit_scale, adapter=adapter, classnames=task.classnames)
+    fit = model.fit(task.features[::3], task.labels[::3],
+                    layer_features=[h[::3] for h in task.layer_features], epochs=5,
+                    random_state=0)  # fmt: skip
+    res = fit.evaluate(task.features, task.labels, layer_features=task.layer_features)
     assert isinstance(res, BOIFResult)
     t = res.tidy()
     assert list(t["pathway"]) == ["prior", "likelihood", "fused"]
@@ -199,6 +201,9 @@ def test_result_reports_pathways_weights_and_plots():
     assert res.glance()["accuracy"].iloc[0] == acc["fused"]
     res.plot()
     res.plot("history")
+    fit.plot("history")
+    with pytest.raises(ValueError, match="no fitted head"):
+        res.evaluate(task.features, task.labels, layer_features=task.layer_features)
     plt.close("all")
 
 
@@ -210,7 +215,7 @@ def test_bad_inputs_name_the_argument():
         BOIFHead(w, 10.0, cache="gda")
     with pytest.raises(ValueError, match="logit_scale"):
         BOIFHead(w, -1.0)
-    head = BOIFHead(w, 10.0)
+    head = BOIF(w, 10.0)
     with pytest.raises(ValueError, match="labels"):
         head.fit(support, labels + 10)
     with pytest.raises(ValueError, match="features"):
@@ -222,8 +227,12 @@ def test_bad_inputs_name_the_argument():
     with pytest.raises(ValueError, match="none of classes"):
         head.fit(support[labels < 3], labels[labels < 3])
     with pytest.raises(ValueError, match="dtype and device"):
-        head(query.float())
-    adapted = BOIFHead(w, 10.0, adapter=MultiLevelAdapter([4], w.shape[1]).double())
+        BOIFHead(w, 10.0)(query.float())
+    with pytest.raises(TypeError, match="`head` must be a BOIFHead"):
+        BOIF.from_head(MultiLevelAdapter([4], 8))
+    with pytest.raises(TypeError, match="`head` must be a TipAdapter"):
+        TipAdapterClassifier.from_head(BOIFHead(w, 10.0))
+    adapted = BOIF(w, 10.0, adapter=MultiLevelAdapter([4], w.shape[1]).double())
     with pytest.raises(ValueError, match="layer_features"):
         adapted.fit(support, labels)
     with pytest.raises(ValueError, match="layer_features"):
@@ -242,10 +251,10 @@ def test_head_runs_on_the_device(device):
     layers_q = [torch.linspace(1, -1, len(query) * 3).reshape(-1, 3)]
     results = {}
     for dev in ("cpu", device):
-        head = BOIFHead(w, 20.0, cache="kde", adapter=adapter).to(dev)
-        head.fit(support.to(dev), labels.to(dev), layer_features=[h.to(dev) for h in layers_s],
-                 epochs=5, random_state=0)  # fmt: skip
-        out = head(query.to(dev), [h.to(dev) for h in layers_q])
+        model = BOIF.from_head(BOIFHead(w, 20.0, cache="kde", adapter=adapter).to(dev))
+        fit = model.fit(support.to(dev), labels.to(dev),
+                        layer_features=[h.to(dev) for h in layers_s], epochs=5, random_state=0)  # fmt: skip
+        out = fit.head(query.to(dev), [h.to(dev) for h in layers_q])
         assert out.device.type == torch.device(dev).type
         results[dev] = out.cpu()
     # the same float32 computation on two devices: kernels may sum in another order (~1e-5)
@@ -253,7 +262,7 @@ def test_head_runs_on_the_device(device):
 
 
 def test_synthetic_study_fusion_is_no_worse_than_either_pathway():
-    # the method notes' synthetic design (Gaussian classes, noisy text prototypes), default
+    # the synthetic design of simulate_fewshot (Gaussian classes, noisy text prototypes), default
     # simulator (zero-shot accuracy ~0.6); 5 seeds, K in {1, 2, 4}. Measured (seed 0):
     # BOIF - prior +8/+24/+28 points, BOIF - likelihood +8/+6/+0.2 points (the K = 4
     # interval covers 0), reported as measured rather than asserted.
@@ -264,7 +273,7 @@ def test_synthetic_study_fusion_is_no_worse_than_either_pathway():
     )  # fmt: skip
     methods = {"BOIF", "BOIF without adapter", "prior only", "likelihood only", "Tip-Adapter"}
     assert set(study.tidy()["method"]) == methods
-    # the notes' first criterion: fused accuracy >= the better pathway - 0.5 points at every K
+    # fused accuracy >= the better pathway - 0.5 points at every K
     for baseline in ("prior only", "likelihood only"):
         assert (study.contrast("BOIF", baseline)["estimate"] >= -0.005).all()
     # and above the zero-shot prior with a paired 95% t-interval over seeds at every K
@@ -304,10 +313,102 @@ def test_vmf_concentration_recovers_kappa():
 
 def test_tune_beta_sets_the_vmf_concentration_and_needs_two_shots():
     task = simulate_fewshot(n_classes=4, n_per_class=6, random_state=2)
-    head = BOIFHead(task.text_weights, task.logit_scale, beta=5.0)
-    res = head.fit(task.features, task.labels, tune_beta=True)
+    model = BOIF(task.text_weights, task.logit_scale, beta=5.0)
+    res = model.fit(task.features, task.labels, tune_beta=True)
     want = vmf_concentration(task.features, torch.as_tensor(task.labels))
-    assert res.cache_beta == pytest.approx(want) and head.beta == res.cache_beta
+    assert res.cache_beta == pytest.approx(want) and res.head.beta == res.cache_beta
+    assert model.head.beta == 5.0  # the estimator keeps its specification
     one_shot = np.searchsorted(task.labels, np.arange(4))
-    res = head.fit(task.features[one_shot], task.labels[one_shot], tune_beta=True)
+    res = model.fit(task.features[one_shot], task.labels[one_shot], tune_beta=True)
     assert res.cache_beta == 5.0 and "one shot per class" in res.notes[0]
+
+
+def _adapted_task():
+    task = simulate_fewshot(n_classes=4, n_per_class=6, random_state=3)
+    adapter = MultiLevelAdapter([h.shape[1] for h in task.layer_features], 32, random_state=0)
+    return task, adapter
+
+
+def _state(module):
+    return {k: v.clone() for k, v in module.state_dict().items()}
+
+
+def _assert_same_state(module, state):
+    got = module.state_dict()
+    assert set(got) == set(state)
+    for k, v in state.items():
+        torch.testing.assert_close(got[k], v, rtol=0, atol=0)
+
+
+def test_fit_returns_a_new_result_and_changes_neither_estimator_nor_modules():
+    task, adapter = _adapted_task()
+    prepared = BOIFHead(task.text_weights, task.logit_scale, adapter=adapter)
+    adapter_state, head_state = _state(adapter), _state(prepared)
+    model = BOIF.from_head(prepared)
+    spec = _state(model.head)
+    fit = {"layer_features": task.layer_features, "epochs": 5, "random_state": 0}
+    first = model.fit(task.features, task.labels, **fit)
+    second = model.fit(task.features, task.labels, **fit)
+    assert isinstance(first, BOIFResult) and first is not second
+    assert first.head is not second.head and first.model is model
+    assert first.head.keys.shape[0] == len(task.labels)
+    np.testing.assert_array_equal(first.fused_logits, second.fused_logits)
+    # the options are recorded by the estimator base, defaults filled in
+    assert first.fit_options["epochs"] == 5 and first.fit_options["lr"] == 1e-3
+    assert first.fit_options["random_state"] == 0
+    _assert_same_state(adapter, adapter_state)
+    _assert_same_state(prepared, head_state)
+    _assert_same_state(model.head, spec)
+    assert prepared.keys.shape[0] == 0 and model.head.keys.shape[0] == 0
+    tip = TipAdapter(task.text_weights, task.logit_scale)
+    tip_model = TipAdapterClassifier.from_head(tip)
+    a, b = tip_model.fit(task.features, task.labels), tip_model.fit(task.features, task.labels)
+    assert a is not b and a.head is not b.head and a.method == "Tip-Adapter"
+    assert tip.keys.shape[0] == 0 and dict(a.fit_options).keys() == {"features", "labels"}
+    assert "BOIF(" in repr(model) and "TipAdapterClassifier(" in repr(tip_model)
+
+
+@pytest.mark.parametrize("kind", ["none", "int", "generator"])
+def test_random_state_none_int_or_generator(kind):
+    task, adapter = _adapted_task()
+    model = BOIF(task.text_weights, task.logit_scale, adapter=adapter)
+    fit = {"layer_features": task.layer_features, "epochs": 3}
+    states = {"none": None, "int": 7, "generator": np.random.default_rng(7)}
+    res = model.fit(task.features, task.labels, random_state=states[kind], **fit)
+    assert np.isfinite(res.fused_logits).all() and res.n_iter == 3
+    if kind == "none":  # None keeps the adapter as passed: the same run every time
+        again = model.fit(task.features, task.labels, random_state=None, **fit)
+        np.testing.assert_array_equal(again.fused_logits, res.fused_logits)
+    else:  # an int reproduces; a fresh Generator with the same seed draws the same seed
+        again = model.fit(task.features, task.labels, random_state=7 if kind == "int"
+                          else np.random.default_rng(7), **fit)  # fmt: skip
+        np.testing.assert_array_equal(again.fused_logits, res.fused_logits)
+        other = model.fit(task.features, task.labels, random_state=8, **fit)
+        assert not np.array_equal(other.fused_logits, res.fused_logits)
+
+
+def test_adapter_construction_leaves_torchs_global_generator_alone():
+    before = torch.random.get_rng_state()
+    MultiLevelAdapter([5, 3], 8, random_state=0)
+    assert torch.equal(torch.random.get_rng_state(), before)
+
+
+def test_deprecated_module_fit_warns_and_fills_the_module():
+    task, adapter = _adapted_task()
+    fit = {"layer_features": task.layer_features, "epochs": 5, "random_state": 0}
+    head = BOIFHead(task.text_weights, task.logit_scale, adapter=adapter)
+    with pytest.warns(FutureWarning, match="BOIF"):
+        old = head.fit(task.features, task.labels, **fit)
+    new = BOIF(task.text_weights, task.logit_scale, adapter=adapter).fit(
+        task.features, task.labels, **fit
+    )
+    np.testing.assert_array_equal(old.fused_logits, new.fused_logits)
+    # the module itself is fitted, as it used to be: its logits are the new estimator's head's
+    query = (task.features, task.layer_features)
+    torch.testing.assert_close(head(*query), new.head(*query), rtol=0, atol=0)
+    assert head.history is not None and head.keys.shape[0] == len(task.labels)
+    tip = TipAdapter(task.text_weights, task.logit_scale)
+    with pytest.warns(FutureWarning, match="TipAdapterClassifier"):
+        tip.fit(task.features, task.labels)
+    want = TipAdapterClassifier(task.text_weights, task.logit_scale).fit(task.features, task.labels)
+    torch.testing.assert_close(tip(task.features), want.head(task.features), rtol=0, atol=0)

@@ -12,7 +12,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlcore.prompt import IncrementalFusion, ManifoldConsistencyLoss, PromptLearner, manifold_drift
+from mlcore.prompt import (
+    IncrementalFusion,
+    ManifoldConsistencyLoss,
+    ManiPT,
+    PromptLearner,
+    PromptTuningResult,
+    manifold_drift,
+)
 
 WORDS = "a photo of the circle square triangle cross red green blue yellow small large x".split()
 PAD, SOT, EOT, UNK = 0, 1, 2, 3
@@ -105,11 +112,11 @@ def test_context_starts_at_the_hand_crafted_prompt(encoder):
 
 def test_beta_zero_gives_the_zero_shot_predictions_whatever_the_training(encoder, data):
     images, labels = data
-    learner = PromptLearner(
+    model = ManiPT(
         encoder, CLASSES, n_ctx=4, method="manipt", beta=0.0, penalty_text=1e6,
-        penalty_image=1e6, random_state=0,
+        penalty_image=1e6,
     )  # fmt: skip
-    learner.fit(images, labels, maxiter=20, lr=0.05, random_state=0)
+    learner = model.fit(images, labels, maxiter=20, lr=0.05, random_state=0).learner
     with torch.no_grad():
         logits = learner(images)
         zero_shot = (
@@ -124,14 +131,12 @@ def test_beta_zero_gives_the_zero_shot_predictions_whatever_the_training(encoder
 
 def test_huge_penalty_keeps_the_prompted_features_at_the_frozen_ones(encoder, data):
     images, labels = data
-    learner = PromptLearner(
-        encoder, CLASSES, method="manipt", beta=1.0, penalty_text=1e4, penalty_image=1e4,
-        random_state=0,
-    )  # fmt: skip
-    learner.fit(images, labels, maxiter=30, lr=0.01, random_state=0)
+    model = ManiPT(encoder, CLASSES, method="manipt", beta=1.0, penalty_text=1e4,
+                   penalty_image=1e4)  # fmt: skip
+    learner = model.fit(images, labels, maxiter=30, lr=0.01, random_state=0).learner
     drift = learner.drift(learner.encode_images(images))
-    before = PromptLearner(encoder, CLASSES, method="coop", random_state=0)
-    before.fit(images, labels, maxiter=30, lr=0.01, random_state=0)
+    coop = ManiPT(encoder, CLASSES, method="coop")
+    before = coop.fit(images, labels, maxiter=30, lr=0.01, random_state=0).learner
     # the penalised learner moves far less than unpenalised CoOp from the same start
     prompted, frozen = learner.text_features()
     coop_prompted, _ = before.text_features()
@@ -153,8 +158,9 @@ def test_no_constraint_and_beta_one_is_coop_to_1e6(encoder, data):
             "image_adapter": False,
         },
     }.items():  # fmt: skip
-        learner = PromptLearner(encoder, CLASSES, n_ctx=4, random_state=3, **kwargs)
-        runs[name] = learner.fit_features(features, labels, maxiter=25, log_every=1, random_state=1)
+        runs[name] = ManiPT(encoder, CLASSES, n_ctx=4, **kwargs).fit(
+            features, labels, encoded=True, maxiter=25, log_every=1, random_state=1
+        )
     # the same loss and the same Adam steps through two code paths: float32 rounding only
     for column in ("loss", "cross_entropy"):
         np.testing.assert_allclose(
@@ -183,22 +189,26 @@ def test_only_prompt_parameters_change_and_get_gradients(encoder, data):
     names = {name for name, p in learner.named_parameters() if p.requires_grad}
     assert names == {"ctx", "fusion.theta", "adapter.down.weight", "adapter.up.weight"}
     start = {n: p.detach().clone() for n, p in learner.named_parameters()}
-    learner.fit(images, labels, maxiter=10, random_state=0)
+    trained = ManiPT.from_learner(learner).fit(images, labels, maxiter=10, random_state=0).learner
     assert _hash(encoder) == before
     assert all(p.grad is None for p in encoder.parameters())
     assert not any(p.requires_grad for p in encoder.parameters())
-    for n, p in learner.named_parameters():
+    for n, p in trained.named_parameters():
         assert not torch.equal(p, start[n]), n
-    # the learner's state is the prompt alone: the encoder is held, not registered
-    assert set(learner.state_dict()) == names
+        assert torch.equal(dict(learner.named_parameters())[n], start[n]), n  # passed in: kept
+    # the learner's state is the prompt alone: the encoder is held, not registered, and shared
+    assert set(trained.state_dict()) == names
+    assert trained.encoder is encoder
 
 
 def test_manipt_drifts_less_than_coop(encoder, data):
     images, labels = data
     drifts = {}
     for method in ("coop", "manipt"):
-        learner = PromptLearner(encoder, CLASSES, method=method, random_state=0)
-        learner.fit(images, labels, maxiter=60, lr=0.02, random_state=0)
+        fit = ManiPT(encoder, CLASSES, method=method).fit(
+            images, labels, maxiter=60, lr=0.02, random_state=0
+        )
+        learner = fit.learner
         drifts[method] = learner.drift(learner.encode_images(images), k=2)["text"]
     assert drifts["manipt"] < drifts["coop"]
 
@@ -247,9 +257,9 @@ def test_manifold_drift_is_zero_inside_and_one_orthogonal():
 
 def test_novel_classes_are_prompted_with_the_learnt_context(encoder, data):
     images, labels = data
-    learner = PromptLearner(encoder, CLASSES[:2], method="manipt", random_state=0)
+    model = ManiPT(encoder, CLASSES[:2], method="manipt")
     keep = labels < 2
-    learner.fit(images[keep], labels[keep], maxiter=5, random_state=0)
+    learner = model.fit(images[keep], labels[keep], maxiter=5, random_state=0).learner
     logits = learner(images, classnames=CLASSES[2:])
     assert logits.shape == (len(images), 2)
     assert torch.isfinite(logits).all()
@@ -271,18 +281,26 @@ def test_bad_inputs_name_the_argument(encoder, data):
         PromptLearner(encoder, CLASSES, beta=1.5)
     with pytest.raises(ValueError, match="`penalty_text`"):
         PromptLearner(encoder, CLASSES, penalty_text=-1.0)
-    learner = PromptLearner(encoder, CLASSES, random_state=0)
+    with pytest.raises(ValueError, match="`method`"):
+        ManiPT(encoder, CLASSES, method="maple")
+    with pytest.raises(TypeError, match="`learner` must be a PromptLearner"):
+        ManiPT.from_learner(encoder)
+    model = ManiPT(encoder, CLASSES)
     with pytest.raises(ValueError, match="`labels` must index the 4 classnames"):
-        learner.fit(images, labels + 1, maxiter=1)
+        model.fit(images, labels + 1, maxiter=1)
     with pytest.raises(ValueError, match="`labels` must have"):
-        learner.fit(images, labels[:-1], maxiter=1)
-    features = learner.encode_images(images)
+        model.fit(images, labels[:-1], maxiter=1)
+    features = PromptLearner(encoder, CLASSES).encode_images(images)
     with pytest.raises(ValueError, match="`features` must be a 2-D"):
-        learner.fit_features(features[:, :5], labels, maxiter=1)
+        model.fit(features[:, :5], labels, encoded=True, maxiter=1)
     bad = features.clone()
     bad[0, 0] = float("nan")
     with pytest.raises(ValueError, match="`features` must be finite"):
-        learner.fit_features(bad, labels, maxiter=1)
+        model.fit(bad, labels, encoded=True, maxiter=1)
+    with pytest.raises(TypeError, match="`encoded` must be a bool"):
+        model.fit(features, labels, encoded="yes", maxiter=1)
+    with pytest.raises(TypeError, match="`random_state` must be"):
+        model.fit(features, labels, encoded=True, maxiter=1, random_state=1.5)
     with pytest.raises(ValueError, match="`frozen` and `tuned` must have the same"):
         manifold_drift(np.ones((3, 2)), np.ones((3, 4)), 1)
     with pytest.raises(ValueError, match="`k` must lie in"):
@@ -292,8 +310,7 @@ def test_bad_inputs_name_the_argument(encoder, data):
 def test_inputs_are_not_modified(encoder, data):
     images, labels = data
     images_copy, labels_copy, names = images.clone(), labels.copy(), list(CLASSES)
-    learner = PromptLearner(encoder, names, random_state=0)
-    learner.fit(images, labels, maxiter=3, random_state=0)
+    ManiPT(encoder, names).fit(images, labels, maxiter=3, random_state=0)
     assert torch.equal(images, images_copy)
     assert np.array_equal(labels, labels_copy)
     assert names == CLASSES
@@ -302,31 +319,36 @@ def test_inputs_are_not_modified(encoder, data):
 def test_same_seed_same_run(encoder, data):
     images, labels = data
     runs = [
-        PromptLearner(encoder, CLASSES, n_ctx=3, random_state=5)
-        .fit(images, labels, maxiter=8, random_state=2)
-        .history["loss"]
+        ManiPT(encoder, CLASSES, n_ctx=3).fit(images, labels, maxiter=8, random_state=2)
         for _ in range(2)
     ]
-    np.testing.assert_array_equal(runs[0], runs[1])
+    np.testing.assert_array_equal(runs[0].history["loss"], runs[1].history["loss"])
+    assert torch.equal(runs[0].learner.ctx, runs[1].learner.ctx)
 
 
 def test_result_reports_history_and_options(encoder, data):
     images, labels = data
-    result = PromptLearner(encoder, CLASSES, random_state=0).fit(
-        images, labels, maxiter=20, log_every=5, random_state=0
-    )
+    model = ManiPT(encoder, CLASSES)
+    result = model.fit(images, labels, maxiter=20, log_every=5, random_state=0)
+    assert isinstance(result, PromptTuningResult) and result.model is model
     assert list(result.history["step"]) == [5, 10, 15, 20]
     assert {"loss", "cross_entropy", "consistency", "accuracy"} <= set(result.metrics)
     assert result.converged and result.n_iter == 20
-    assert result.fit_options["beta"] == 0.5 and result.fit_options["image_adapter"] is True
+    # the options are recorded by the estimator base; the specification stays on the model
+    assert result.fit_options["maxiter"] == 20 and result.fit_options["log_every"] == 5
+    assert result.fit_options["lr"] == 5e-3 and result.fit_options["random_state"] == 0
+    assert model.settings["beta"] == 0.5 and model.settings["image_adapter"] is True
+    assert model.settings["n_ctx"] == 4 and "ManiPT(method='manipt'" in repr(model)
     assert "ManiPT" in result.summary().as_text()
 
 
 def test_devices(device, data):
     encoder = StandIn(device=device)
     images, labels = _data(encoder)
-    learner = PromptLearner(encoder, CLASSES, learnable_beta=True, random_state=0)
-    result = learner.fit(images, labels, maxiter=5, random_state=0)
+    result = ManiPT(encoder, CLASSES, learnable_beta=True).fit(
+        images, labels, maxiter=5, random_state=0
+    )
+    learner = result.learner
     assert {p.device.type for p in learner.parameters()} == {device}
     assert learner(images).device.type == device
     assert result.device.startswith(device)
@@ -406,7 +428,56 @@ def test_a_transformers_clip_through_its_adapter_is_prompt_tuned_and_left_untouc
     prompted, frozen = learner.text_features()
     # trimmed padding, causal text tower: the start equals the hand-crafted features
     torch.testing.assert_close(prompted, frozen, rtol=0, atol=1e-5)
-    result = learner.fit(images, labels, maxiter=5, random_state=0)
+    result = ManiPT.from_learner(learner).fit(images, labels, maxiter=5, random_state=0)
     assert np.isfinite(result.history["loss"]).all()
     assert _hash(model) == before
     assert all(p.grad is None for p in model.parameters())
+
+
+def test_fit_returns_a_new_result_and_changes_neither_estimator_nor_learner(encoder, data):
+    images, labels = data
+    learner = PromptLearner(encoder, CLASSES, n_ctx=3, random_state=0)
+    learner_hash = _hash(learner)
+    for model in (ManiPT(encoder, CLASSES, n_ctx=3), ManiPT.from_learner(learner)):
+        spec = _hash(model._learner)
+        first = model.fit(images, labels, maxiter=4, random_state=1)
+        second = model.fit(images, labels, maxiter=4, random_state=1)
+        assert first is not second and first.learner is not second.learner
+        assert first.model is model and _hash(first.learner) == _hash(second.learner)
+        assert _hash(first.learner) != spec  # trained
+        assert _hash(model._learner) == spec  # the estimator is unchanged
+    assert _hash(learner) == learner_hash  # the learner passed in too
+
+
+@pytest.mark.parametrize("kind", ["none", "int", "generator"])
+def test_random_state_none_int_or_generator(encoder, data, kind):
+    images, labels = data
+    model = ManiPT(encoder, CLASSES, n_ctx=3)
+    make = {"none": lambda: None, "int": lambda: 4, "generator": lambda: np.random.default_rng(4)}
+    before = torch.random.get_rng_state()
+    run = model.fit(images, labels, maxiter=6, random_state=make[kind]())
+    # every draw comes from the fit's own torch stream, never torch's global generator
+    assert torch.equal(torch.random.get_rng_state(), before)
+    assert np.isfinite(run.history["loss"]).all()
+    again = model.fit(images, labels, maxiter=6, random_state=make[kind]())
+    if kind == "none":  # fresh entropy: another random context
+        assert not torch.equal(again.learner.ctx, run.learner.ctx)
+    else:  # an int, or a new Generator seeded alike, reproduces the run
+        assert torch.equal(again.learner.ctx, run.learner.ctx)
+        np.testing.assert_array_equal(again.history["loss"], run.history["loss"])
+
+
+def test_deprecated_learner_fit_warns_and_trains_the_learner_in_place(encoder, data):
+    images, labels = data
+    learner = PromptLearner(encoder, CLASSES, n_ctx=3, random_state=5)
+    want = ManiPT.from_learner(learner).fit(images, labels, maxiter=6, random_state=2)
+    with pytest.warns(FutureWarning, match="ManiPT"):
+        old = learner.fit(images, labels, maxiter=6, random_state=2)
+    np.testing.assert_array_equal(old.history["loss"], want.history["loss"])
+    assert _hash(learner) == _hash(want.learner) and not learner.training
+    features = learner.encode_images(images)
+    other = PromptLearner(encoder, CLASSES, n_ctx=3, random_state=5)
+    with pytest.warns(FutureWarning, match="encoded=True"):
+        old = other.fit_features(features, labels, maxiter=6, random_state=2)
+    np.testing.assert_array_equal(old.history["loss"], want.history["loss"])
+    assert _hash(other) == _hash(want.learner)

@@ -210,10 +210,76 @@ def test_fit_result_reports_and_is_reproducible(sources, shots):
     assert res.glance()["params"].iloc[0] == res.cost["params"]
     for kind in ("shift", "search", "history"):
         res.plot(kind)
-    assert XTransfer(sources, **kw).fit(X, y).accuracy.index.tolist() == ["xtransfer"]
-    model = XTransfer(sources, **kw)
-    model.fit(X, y)
-    assert model.predict(Xv).shape == yv.shape
+    no_val = XTransfer(sources, **kw).fit(X, y)
+    assert no_val.accuracy.index.tolist() == ["xtransfer"]
+    assert res.predict(Xv).shape == yv.shape
+    assert res.strip().predict(Xv).shape == yv.shape  # the network survives strip()
+
+
+def test_val_accuracy_is_the_accuracy_on_the_validation_windows(sources, shots):
+    X, y, Xv, yv = shots
+    kw = dict(architecture=[(1, 0), (1, 1)], steps=15, random_state=2)
+    res = XTransfer(sources, **kw).fit(X, y, X_val=Xv, y_val=yv)
+    # computed independently: the repaired network's predictions on the validation split
+    with torch.no_grad():
+        pred = res.network(torch.from_numpy(Xv).float()).argmax(1).numpy()
+    assert res.val_accuracy == pytest.approx(float((pred == yv).mean()))
+    assert res.val_accuracy == pytest.approx(float((res.predict(Xv) == yv).mean()))
+    train = float((res.predict(X) == y).mean())
+    assert res.train_accuracy == pytest.approx(train)
+    assert res.val_accuracy != pytest.approx(train)  # the two sets do differ here
+    assert res.glance()["val_accuracy"].iloc[0] == res.val_accuracy
+    # without a validation split there is no validation accuracy (not the few shots' one)
+    no_val = XTransfer(sources, **kw).fit(X, y)
+    assert np.isnan(no_val.val_accuracy)
+    assert no_val.train_accuracy == pytest.approx(float((no_val.predict(X) == y).mean()))
+
+
+def test_fit_returns_a_new_result_and_leaves_the_estimator_unchanged(sources, shots):
+    X, y, Xv, yv = shots
+    est = XTransfer(sources, architecture=[(1, 0)], steps=5, random_state=4)
+    before = dict(vars(est))
+    first = est.fit(X, y, X_val=Xv, y_val=yv)
+    second = est.fit(X, y, X_val=Xv, y_val=yv)
+    assert first is not second and first.network is not second.network
+    assert vars(est) == before  # no fitted state (``model_`` and the like) lands on self
+    assert first.model is est and first.nobs == len(y)
+    assert first.fit_options["baselines"] is False and "X_val" in first.fit_options
+    assert first.random_state_used == 4 == second.random_state_used
+    assert first.val_accuracy == second.val_accuracy  # an int seed: the same fit each call
+    with pytest.raises(AttributeError, match="network"):
+        _ = est.model_
+    with pytest.raises(RuntimeError, match="predict"):
+        est.predict(X)
+
+
+def test_random_state_none_int_and_generator(sources, shots):
+    X, y, Xv, yv = shots
+    kw = dict(architecture=[(1, 0), (1, 1)], steps=5)
+
+    def fit(random_state):
+        res = XTransfer(sources, random_state=random_state, **kw).fit(X, y, X_val=Xv, y_val=yv)
+        return res, [p.detach().clone() for p in res.network.parameters()]
+
+    res, _ = fit(None)
+    assert isinstance(res, XTransferResult) and isinstance(res.random_state_used, int)
+    (a, pa), (b, pb) = fit(np.random.default_rng(7)), fit(np.random.default_rng(7))
+    assert a.random_state_used == b.random_state_used
+    for p, q in zip(pa, pb, strict=True):
+        torch.testing.assert_close(p, q, rtol=0, atol=0)
+    assert a.val_accuracy == b.val_accuracy
+    # one Generator is one stream: a second fit from it draws another seed
+    rng = np.random.default_rng(7)
+    est = XTransfer(sources, random_state=rng, **kw)
+    seeds = {est.fit(X, y).random_state_used for _ in range(2)}
+    assert len(seeds) == 2 and a.random_state_used in seeds
+    state = torch.random.get_rng_state()
+    XTransfer(sources, random_state=3, **kw).fit(X, y, baselines=True)
+    assert torch.equal(torch.random.get_rng_state(), state)  # torch's global RNG untouched
+    with pytest.raises(TypeError, match="random_state"):
+        XTransfer(sources, random_state=1.5)
+    with pytest.raises(ValueError, match="random_state"):
+        XTransfer(sources, random_state=-1)
 
 
 def test_bad_input_is_refused(sources, shots):
@@ -245,3 +311,5 @@ def test_bad_input_is_refused(sources, shots):
         XTransfer(sources, architecture=[(0, 1)])
     with pytest.raises(RuntimeError, match="fit"):
         XTransfer(sources).predict(X)
+    with pytest.raises(ValueError, match="X"):
+        XTransfer(sources, steps=2, max_depth=1).fit(X, y).predict(X[:, 0])

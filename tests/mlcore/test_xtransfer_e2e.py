@@ -59,6 +59,9 @@ def test_xtransfer_study_over_five_seeds(study):
     acc = np.array([f.accuracy[["xtransfer", "linear_probe", "scratch"]] for f, _ in study])
     red = [f.per_layer_shift.set_index("layer")["reduction"] for f, _ in study]
     gap = np.array([b.val_accuracy - f.val_accuracy for f, b in study])
+    # each fit is a new result; val_accuracy is the repaired model's on users 4-5
+    assert len({id(r) for pair in study for r in pair}) == 2 * len(SEEDS)
+    assert all(r.val_accuracy == r.accuracy["xtransfer"] for pair in study for r in pair)
     print(
         f"\nrepaired {acc[:, 0].mean():.3f}, probe {acc[:, 1].mean():.3f}, scratch "
         f"{acc[:, 2].mean():.3f}; repaired - probe {_interval(acc[:, 0] - acc[:, 1])}, "
@@ -66,7 +69,8 @@ def test_xtransfer_study_over_five_seeds(study):
         f"{np.median(np.concatenate(red)):.2f}; budgeted - unconstrained {_interval(gap)}"
     )
     # 1. Repaired >= from scratch, averaged over seeds (72 evaluation windows: one window is
-    #    1.4 points). Measured when written: +4.4 points [-1.3, +10.2].
+    #    1.4 points). Measured: +6.7 points [-3.7, +17.0] (the torch draws through
+    #    mlcore._device's seeded helpers; +4.4 [-1.3, +10.2] before).
     assert (acc[:, 0] - acc[:, 2]).mean() >= 0
     # 2. Anchor repair lowers the anchor-space MMD to the source by >= 30 % on every layer of
     #    the tiny CLIP tower that is fed by its own chain (measured 0.41-0.89), and on the
@@ -90,7 +94,7 @@ def test_xtransfer_study_over_five_seeds(study):
 
 @pytest.mark.xfail(
     reason="acceptance check 1 (repaired >= linear probe) is not met by this reconstruction "
-    "on the synthetic IMU task: measured -1.1 points [-9.5, +7.3] over 5 seeds",
+    "on the synthetic IMU task: measured -1.4 points [-6.3, +3.5] over 5 seeds",
     strict=False,
 )
 def test_repair_at_least_linear_probe(study):
