@@ -172,15 +172,16 @@ def module_device(module: torch.nn.Module, default="cpu") -> torch.device:
 
 
 def torch_seed(random_state) -> int:
-    """One 63-bit seed for torch from ``random_state`` (None, int, SeedSequence, a numpy or a torch
-    Generator).
+    """One seed for torch from ``random_state`` (None, int, SeedSequence, a numpy or a torch
+    Generator): 63 bits from numpy, 31 bits from a torch Generator.
 
     A Generator passed in advances by one draw, so that consecutive calls on one stream give
     different seeds; None draws fresh entropy. This is the bridge from the numpy ``random_state``
     every public entry takes to the torch generators that draw.
     """
     if isinstance(random_state, torch.Generator):
-        draw = torch.randint(0, 2**63 - 1, (), generator=random_state, device=random_state.device)
+        # 31 bits: the draw the areas made before this helper existed, so their streams stay
+        draw = torch.randint(0, 2**31 - 1, (), generator=random_state, device=random_state.device)
         return int(draw)
     return int(check_random_state(random_state).integers(2**63 - 1))
 

@@ -16,11 +16,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("statcore", "mlcore")
 MAX_LINES = 1000
-#: What is still open of issue 37 (the house plan), strict so that a fix must remove the mark.
-OPEN = pytest.mark.xfail(
-    strict=True,
-    reason="issue 37, open: fewshot, gzsl, prompt, transfer and adapt estimators; mlcore notes",
-)
 
 
 def _source_files():
@@ -150,15 +145,7 @@ def test_mlcore_reaches_statcore_only_through_public_modules():
     assert not offenders, offenders
 
 
-def _length_case(path):
-    if path.relative_to(ROOT).as_posix() == "mlcore/transfer/xtransfer.py":
-        return pytest.param(path, marks=OPEN)
-    return path
-
-
-@pytest.mark.parametrize(
-    "path", [_length_case(p) for p in _source_files()], ids=lambda p: str(p.relative_to(ROOT))
-)
+@pytest.mark.parametrize("path", list(_source_files()), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_source_file_over_a_thousand_lines(path):
     n_lines = len(path.read_text().splitlines())
     assert n_lines <= MAX_LINES, f"{n_lines} lines: split it by job"
@@ -169,7 +156,6 @@ NOTE_CITATIONS = re.compile(
 )
 
 
-@OPEN
 def test_docstrings_cite_papers_not_notes_outside_the_repository():
     offenders = [
         f"{path.relative_to(ROOT)}:{number}"
@@ -213,7 +199,6 @@ def _deprecated_module_fit(cls, torch) -> bool:
     return issubclass(cls, torch.nn.Module) and "FutureWarning" in inspect.getsource(cls.fit)
 
 
-@OPEN
 def test_every_public_class_with_a_fit_is_an_estimator():
     from statcore.base import Estimator
 
@@ -246,7 +231,6 @@ def test_no_fit_returns_self():
     assert not offenders, "\n".join(map(str, offenders))
 
 
-@OPEN
 def test_fit_options_are_recorded_by_the_base_not_by_hand():
     offenders = [
         where

@@ -529,7 +529,7 @@ class Sea2Agent:
         images, hist = data.images[m].to(device), data.histories[m].to(device)
         queries = data.queries[:, None].expand_as(m)[m].to(device)
         targets = data.actions[m].to(device)
-        gen = torch.Generator(device="cpu").manual_seed(int(rng.integers(2**31)))
+        gen = torch_generator(rng, "cpu")
         opt = torch.optim.Adam(self.policy.parameters(), lr=lr)
         self.policy.train()
         records, start = [], time.perf_counter()

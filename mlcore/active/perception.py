@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlcore._checks import check_tensor
+from mlcore._device import seeded_torch, torch_generator
 from mlcore.active.env import ActiveRoomEnv, check_pose_env
 from statcore.validation import check_scalar, describe
 
@@ -143,9 +144,8 @@ def rendered_views(env: ActiveRoomEnv, n_views: int, *, random_state: int = 0):
 def _train_detector(config: tuple, n_views: int, n_steps: int, seed: int) -> TinyDetector:
     env = ActiveRoomEnv(**dict(config))
     images, labels = rendered_views(env, n_views, random_state=seed)
-    gen = torch.Generator().manual_seed(seed)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    gen = torch_generator(seed)
+    with seeded_torch(seed):
         model = TinyDetector(env.n_classes)
     x, y = torch.from_numpy(images), torch.from_numpy(labels)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)

@@ -22,6 +22,7 @@ import numbers
 import torch
 from torch import nn
 
+from mlcore._device import torch_generator
 from mlcore.active.env import ACTIONS
 from statcore.validation import check_scalar
 
@@ -156,20 +157,14 @@ class RandomPolicy(nn.Module):
     Parameters
     ----------
     n_actions : int
-    random_state : int, optional
-        Seeds the policy's own torch generator (CPU).
+    random_state : None, int, numpy Generator or torch.Generator
+        Seeds the policy's own torch generator (CPU); None draws fresh entropy.
     """
 
-    def __init__(self, n_actions: int = len(ACTIONS), *, random_state: int | None = None):
+    def __init__(self, n_actions: int = len(ACTIONS), *, random_state=None):
         super().__init__()
         self.n_actions = check_scalar(n_actions, name="n_actions", kind=numbers.Integral, low=1)
-        self.generator = torch.Generator()
-        if random_state is not None:
-            self.generator.manual_seed(
-                check_scalar(random_state, name="random_state", kind=numbers.Integral, low=0)
-            )
-        else:
-            self.generator.seed()
+        self.generator = torch_generator(random_state)
 
     def forward(self, image, history, query):
         draws = torch.rand(len(image), self.n_actions, generator=self.generator)

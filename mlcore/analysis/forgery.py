@@ -502,7 +502,7 @@ class ForgeryUnits(Estimator):
     three fused terms (one summary describes them as built from activation, gradient and probe
     weight, which ``Attr`` combines; ``Disc`` and ``SemInv`` follow the abstract's
     "discriminative" and "strip away semantic redundancy"); the normalisation (min-max by
-    default, since the rank normalisation of the method notes makes every sorted curve the
+    default, since a rank normalisation (the other reading tried) makes every sorted curve the
     same shape and so moves the knee away from the units' own gaps; ``normalize="rank"`` is
     kept); the CNN replacement for attention. Kneedle for the truncation is named by a
     secondary summary; the offline maximum of the difference curve is used.

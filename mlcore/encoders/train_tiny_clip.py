@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from mlcore._checkpoints import retrain_main
+from mlcore._device import seeded_torch, torch_generator
 from mlcore._iterations import budget_result
 from mlcore.encoders.corpus import caption_batch, caption_vocabulary, pretraining_corpus
 from mlcore.encoders.tiny import CHECKPOINT, TinyCLIP
@@ -119,9 +120,8 @@ def train_tiny_clip(
     log_every = check_positive_int(log_every, name="log_every")
     rng = check_random_state(random_state)
     images, attributes = pretraining_corpus(random_state=rng, n_per_shape_class=n_per_shape_class)
-    g = torch.Generator().manual_seed(int(rng.integers(2**31 - 1)))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(rng.integers(2**31 - 1)))
+    g = torch_generator(rng)
+    with seeded_torch(rng):
         model = TinyCLIP(caption_vocabulary(), **config)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
 

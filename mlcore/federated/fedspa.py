@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from mlcore._checks import check_tensor
-from mlcore._device import as_numpy
+from mlcore._device import as_numpy, torch_generator
 from mlcore.federated.partition import FederatedData, _check_data
 from mlcore.fewshot.boif import cache_likelihood
 from statcore.base import Estimator
@@ -162,8 +162,7 @@ def client_update(
     epochs = check_positive_int(epochs, name="epochs")
     lr = check_positive(lr, name="lr")
     batch_size = check_positive_int(batch_size, name="batch_size")
-    rng = check_random_state(random_state)
-    generator = torch.Generator().manual_seed(int(rng.integers(2**31 - 1)))
+    generator = torch_generator(check_random_state(random_state))
     weight = torch.nn.Parameter(keys.detach().clone())
     n = features.shape[0]
     batch_size = min(batch_size, n)
@@ -283,8 +282,7 @@ def server_align(
     epochs = check_positive_int(epochs, name="epochs")
     lr = check_positive(lr, name="lr")
     batch_size = check_positive_int(batch_size, name="batch_size")
-    rng = check_random_state(random_state)
-    generator = torch.Generator().manual_seed(int(rng.integers(2**31 - 1)))
+    generator = torch_generator(check_random_state(random_state))
     n_classes = semantic.shape[0]
     g = torch.nn.Parameter(semantic.detach().clone())
     m = prototypes.shape[0]

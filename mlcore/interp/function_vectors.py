@@ -357,7 +357,8 @@ def span_decomposition(hooks, prompts, spans, heads) -> SpanDecomposition:
     -----
     Fidelity: reconstruction. The paper (abstract read; no code) decomposes the n-shot FV into
     example-level sub-FVs; that they are attributed through the attention weights, span by span,
-    is our reading (option (b) of the method notes). The identity itself is exact.
+    is our reading (of two: this one, and the 1-shot construction of
+    :func:`isolated_sub_vectors`). The identity itself is exact.
 
     References
     ----------
@@ -407,8 +408,8 @@ def isolated_sub_vectors(hooks, prompts, spans, heads) -> torch.Tensor:
 
     Notes
     -----
-    Fidelity: reconstruction (option (a) of the method notes: a sub-FV is the FV of the 1-shot
-    prompt holding example i only). The paper's exact construction is not public (abstract only).
+    Fidelity: reconstruction (one of two readings: a sub-FV is the FV of the 1-shot prompt
+    holding example i only). The paper's exact construction is not public (abstract only).
 
     References
     ----------

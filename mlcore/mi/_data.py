@@ -4,14 +4,11 @@ noise padding and random slicing."""
 from __future__ import annotations
 
 import math
-import numbers
 
-import numpy as np
 import torch
 
 from mlcore._checks import check_tensor
 from statcore.geometry.mutual_information import check_pair
-from statcore.validation import check_scalar
 
 
 def as_pair(x, y, device=None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -78,22 +75,6 @@ def random_projection(d: int, k: int, generator, device) -> torch.Tensor:
     q, r = torch.linalg.qr(g)
     q = q * torch.sign(torch.diagonal(r))  # Haar, not biased by QR's sign convention
     return q.to(device=device, dtype=torch.float32)
-
-
-def cpu_generator(random_state) -> torch.Generator:
-    """A CPU ``torch.Generator`` from None, an int, a numpy Generator or a torch Generator
-    (draws happen on the CPU and move to the data's device, so results do not depend on it)."""
-    if isinstance(random_state, torch.Generator):
-        if random_state.device.type != "cpu":
-            raise ValueError("`random_state` must be a CPU torch.Generator (draws run on the CPU)")
-        return random_state
-    if isinstance(random_state, np.random.Generator):
-        seed = int(random_state.integers(0, 2**63 - 1))
-    elif random_state is None:
-        seed = int(np.random.default_rng().integers(0, 2**63 - 1))
-    else:
-        seed = check_scalar(random_state, name="random_state", kind=numbers.Integral, low=0)
-    return torch.Generator(device="cpu").manual_seed(seed)
 
 
 def log_mean_exp(a: torch.Tensor, dim: int) -> torch.Tensor:

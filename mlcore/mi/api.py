@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from mlcore.mi._data import as_pair, cpu_generator
+from mlcore._device import torch_generator
+from mlcore.mi._data import as_pair
 from mlcore.mi.critics import critic_independence_test, critic_mutual_information
 from mlcore.mi.infoatlas import InfoAtlas
 from statcore.geometry.mutual_information import (
@@ -113,7 +114,7 @@ def independence_test(
         )
     model = model or InfoAtlas.pretrained()
     xt, yt = as_pair(x, y, device=next(model.net.parameters()).device)
-    g = cpu_generator(random_state)
+    g = torch_generator(random_state, "cpu")
 
     def stat(yy):
         return model.estimate(xt, yy, n_resamples=0, random_state=g, **options).estimate

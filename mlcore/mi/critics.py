@@ -25,8 +25,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from mlcore._device import seeded_torch, torch_generator
 from mlcore._iterations import budget_result
-from mlcore.mi._data import as_pair, cpu_generator
+from mlcore.mi._data import as_pair
 from statcore.geometry.mutual_information import (
     MutualInformationResult,
     normal_interval,
@@ -126,8 +127,7 @@ def fit_critic(
 ):
     """Train a :class:`ConcatCritic` on ``(x, y)`` by the objective's bound; return it and its
     :class:`TrainingResult`."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (), generator=g)))
+    with seeded_torch(g):
         critic = ConcatCritic(x.shape[1], y.shape[1], hidden).to(x.device)
     opt = torch.optim.Adam(critic.parameters(), lr=lr)
     n, b = len(x), min(batch_size, len(x))
@@ -277,7 +277,7 @@ def critic_mutual_information(
     objective = _check_options(method, hidden, batch_size, maxiter, lr, clip, test_size)
     alpha = check_alpha(alpha)
     xt, yt = as_pair(x, y)
-    g = cpu_generator(random_state)
+    g = torch_generator(random_state, "cpu")
     critic, training, xte, yte = _fit_on_split(
         xt, yt, g, objective=objective, hidden=hidden, batch_size=batch_size,
         maxiter=maxiter, lr=lr, clip=clip, test_size=test_size,
@@ -338,7 +338,7 @@ def critic_independence_test(
     objective = _check_options(method, hidden, batch_size, maxiter, lr, clip, test_size)
     n_resamples = check_positive_int(n_resamples, name="n_resamples")
     xt, yt = as_pair(x, y)
-    g = cpu_generator(random_state)
+    g = torch_generator(random_state, "cpu")
     critic, _, xte, yte = _fit_on_split(
         xt, yt, g, objective=objective, hidden=hidden, batch_size=batch_size,
         maxiter=maxiter, lr=lr, clip=clip, test_size=test_size,

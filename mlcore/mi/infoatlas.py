@@ -24,11 +24,11 @@ import torch
 from torch import nn
 
 from mlcore._checkpoints import write_checkpoint
+from mlcore._device import seeded_torch, torch_generator
 from mlcore._iterations import budget_result
 from mlcore.mi import episodes
 from mlcore.mi._data import (
     as_pair,
-    cpu_generator,
     log_mean_exp,
     pad_and_permute,
     random_projection,
@@ -309,10 +309,9 @@ class InfoAtlas:
         n_permutations = check_positive_int(n_permutations, name="n_permutations")
         log_every = check_positive_int(log_every, name="log_every")
         lo, hi = (check_positive_int(v, name="n_samples", minimum=8) for v in n_samples)
-        g = cpu_generator(random_state)
+        g = torch_generator(random_state, "cpu")
         dev = torch.device("cpu") if device is None else torch.device(device)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (), generator=g)))
+        with seeded_torch(g):
             net = InfoAtlasNet(max_dim, width, critic_hidden).to(dev)
         opt = torch.optim.Adam(net.parameters(), lr=lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
@@ -402,7 +401,7 @@ class InfoAtlas:
         alpha = check_alpha(alpha)
         n_permutations = check_positive_int(n_permutations, name="n_permutations")
         slices = check_positive_int(slices, name="slices")
-        g = cpu_generator(random_state)
+        g = torch_generator(random_state, "cpu")
         n = len(xt)
         estimate = self._pass(xt, yt, g, n_permutations, slices)
         reps, se, low, high = None, math.nan, math.nan, math.nan

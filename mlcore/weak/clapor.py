@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlcore._checks import check_tensor
-from mlcore._device import torch_generator
+from mlcore._device import seeded_torch, torch_generator
 from statcore.results import IterationRecord
 from statcore.validation import check_option, check_positive, check_positive_int, check_scalar
 
@@ -361,11 +361,7 @@ class DirichletPriorPerturbation:
             draws = dist.sample((self.n_samples,))
         else:
             devices = [prior_hat.device] if prior_hat.device.type == "cuda" else []
-            seed = int(
-                torch.randint(0, 2**63 - 1, (), generator=generator, device=generator.device)
-            )
-            with torch.random.fork_rng(devices=devices):
-                torch.manual_seed(seed)
+            with seeded_torch(generator, devices=devices):
                 draws = dist.sample((self.n_samples,))
         return draws.clamp_min(torch.finfo(draws.dtype).tiny)
 

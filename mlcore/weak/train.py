@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from mlcore._checks import check_tensor
-from mlcore._device import torch_generator
+from mlcore._device import seeded_torch, torch_generator
 from mlcore._iterations import budget_result
 from mlcore.encoders._inputs import check_class_indices
 from mlcore.encoders.metrics import per_class_accuracy
@@ -225,12 +225,9 @@ def train_partial_label_classifier(
             eval_labels, name="eval_labels", n=x_eval.shape[0], n_classes=n_classes
         )
     # one CPU stream for the initialisation, the batch order and the prior draws' seed
-    generator = torch_generator(random_state, "cpu") or torch.Generator().manual_seed(
-        int(torch.randint(0, 2**62, ()))
-    )
+    generator = torch_generator(random_state, "cpu")
     if model is None:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(torch.randint(0, 2**62, (), generator=generator)))
+        with seeded_torch(generator):
             model = nn.Linear(x.shape[1], n_classes)
         model = model.to(device=x.device, dtype=x.dtype)
     elif not isinstance(model, nn.Module):

@@ -77,7 +77,7 @@ def test_roofline_arithmetic_of_spec_check_3():
     cm = RooflineCostModel(
         "abstract"
     )  # P16 = 1e14, P8 = 2e14, BW = 1e12, link 1e11, α = 5 µs, p = 8
-    # Each value must round to the spec's quoted digits: within half a unit of the last one.
+    # Each value must round to the quoted digits of the published table: within half a unit of the last one.
     compute, memory = cm.gemm_times(4096, 4096, 4096, 16)
     assert compute == pytest.approx(1.374e-3, abs=0.0005e-3) and compute > memory
     assert memory == pytest.approx(0.101e-3, abs=0.0005e-3)
@@ -125,7 +125,7 @@ def test_ilp_equals_brute_force_on_20_random_instances(coupling):
         eps = float(rng.uniform(0.0, sens[4].sum()))
         ilp = allocate_precision(ops, cm, sens, eps, coupling=coupling)
         brute = allocate_precision(ops, cm, sens, eps, coupling=coupling, backend="brute")
-        # HiGHS runs with MIP gap 0 on normalised times; 1e-9 is the spec's tolerance.
+        # HiGHS runs with MIP gap 0 on normalised times; 1e-9 is the acceptance tolerance of the allocation.
         assert ilp.latency_s == pytest.approx(brute.latency_s, rel=1e-9)
         assert ilp.delta_loss <= eps + 1e-12
         # The result's latency is the cost model's own sum for its bits.

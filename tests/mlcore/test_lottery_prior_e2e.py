@@ -1,4 +1,4 @@
-"""End-to-end checks of the Lottery Prior at CI size (the spec's checks, scaled down; the vignette
+"""End-to-end checks of the Lottery Prior at CI size (the acceptance checks of the issue, scaled down; the vignette
 runs them at the sizes a CPU allows). Each fit is seeded, so each number is reproducible."""
 
 import numpy as np
@@ -43,7 +43,7 @@ def test_rate_term_removes_the_need_for_early_stopping(denoising_runs):
     """Spec check 2: the rate-regularised fit ends near its best PSNR, DIP falls from its peak."""
     x, y, lottery, dip = denoising_runs
     members = lottery.per_member()
-    # measured: final 0.08 and 0.30 dB under the peak (spec: 0.3). The trace is of a stochastic
+    # measured: final 0.08 and 0.30 dB under the peak (acceptance: 0.3). The trace is of a stochastic
     # (quantisation-noise) fit logged every 25 steps; 0.5 dB leaves room for that jitter, and is
     # far from DIP's drop
     assert (members["peak_psnr"] - members["psnr"]).max() < 0.5
@@ -73,7 +73,7 @@ def test_super_resolution_beats_bicubic():
         y, x_true=x, random_state=0
     )
     baseline = psnr(bicubic_upsample(y, 4), x)
-    # measured on this crop: 25.1 dB against bicubic 22.1 (TV 23.6); the spec asks for + 1 dB
+    # measured on this crop: 25.1 dB against bicubic 22.1 (TV 23.6); the acceptance check asks for + 1 dB
     assert res.psnr >= baseline + 1.0
     assert np.isfinite(res.rate_bits).all()
 
