@@ -219,7 +219,7 @@ def fedavg_prompts(
     Fidelity: reconstruction of PromptFL (Guo et al. 2023, IEEE TMC; paper not read here):
     FedAvg of CoOp's shallow context, Adam as in :class:`mlcore.prompt.PromptLearner`.
     """
-    from mlcore.prompt import ManiPT, PromptLearner
+    from mlcore.prompt import PromptLearner
 
     data = _check_data(data)
     rounds = check_positive_int(rounds, name="rounds")
