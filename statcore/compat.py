@@ -72,11 +72,12 @@ def renamed_keywords(**renames: str):
     return decorate
 
 
-def _warn_renamed(owner: str, old: str, new: str) -> None:
+def _warn_renamed(owner: str, old: str, new: str, *, sep: str = ".", stacklevel: int = 3) -> None:
     warnings.warn(
-        f"{owner}.{old} is now {owner}.{new}; the old name will be removed in the next release",
+        f"{owner}{sep}{old} is now {owner}{sep}{new}; the old name will be removed in the next "
+        "release",
         FutureWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
 
 
@@ -105,6 +106,34 @@ def renamed_attribute(old: str, new: str) -> property:
         return getattr(self, new)
 
     return property(get, doc=f"Old name of ``{new}`` (warns ``FutureWarning``).")
+
+
+class RenamedKeys(dict):
+    """A dict whose old keys, for one release, still read their new keys' values with a
+    ``FutureWarning`` (for info mappings handed out by environments and callbacks).
+
+    ``RenamedKeys({"centre_class": 3}, renames={"center_class": "centre_class"})["center_class"]``
+    warns and returns 3; the old keys are not stored, so iteration shows the new names only.
+    """
+
+    def __init__(self, *args, renames: dict[str, str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self._renames = dict(renames)
+
+    def _new_key(self, key):
+        if key in self._renames and not super().__contains__(key):
+            _warn_renamed("info", f"[{key!r}]", f"[{self._renames[key]!r}]", sep="", stacklevel=4)
+            return self._renames[key]
+        return key
+
+    def __getitem__(self, key):
+        return super().__getitem__(self._new_key(key))
+
+    def get(self, key, default=None):
+        return super().get(self._new_key(key), default)
+
+    def __contains__(self, key):
+        return super().__contains__(key) or key in self._renames
 
 
 def renamed_names(module: str, renames: dict[str, str]):
@@ -146,6 +175,7 @@ def renamed_names(module: str, renames: dict[str, str]):
 __all__ = [
     "import_geomstats",
     "import_optional",
+    "RenamedKeys",
     "renamed_attribute",
     "renamed_keywords",
     "renamed_method",

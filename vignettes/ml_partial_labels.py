@@ -47,7 +47,7 @@ fig, ax = plt.subplots(figsize=(6.4, 3.6))
 ax.boxplot(np.log(draws), positions=range(10), widths=0.5, showfliers=False)
 ax.plot(range(10), np.log(pi_hat.numpy()), "k*", label="log pi_hat")
 ax.plot(
-    range(10), np.log(sampler.center(pi_hat).numpy()), "r_", markersize=14, label="log g(pi_hat)"
+    range(10), np.log(sampler.centre(pi_hat).numpy()), "r_", markersize=14, label="log g(pi_hat)"
 )
 ax.set_xlabel("class (head to tail)")
 ax.set_ylabel("log prior")

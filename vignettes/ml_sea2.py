@@ -52,7 +52,7 @@ obs, info = env.reset(seed=1, options={"room": 5})
 fig, axes = plt.subplots(1, 8, figsize=(12, 1.9))
 for ax in axes:
     ax.imshow(obs["image"].transpose(1, 2, 0))
-    ax.set_title(f"obj {info['center_class']}, shift {int(info['in_nuisance'])}", fontsize=8)
+    ax.set_title(f"obj {info['centre_class']}, shift {int(info['in_nuisance'])}", fontsize=8)
     ax.axis("off")
     obs, _, _, _, info = env.step(ACTIONS.index("right"))
 plt.show()
@@ -70,11 +70,11 @@ rows = []
 rng = np.random.default_rng(1)
 for k in range(1500):
     obs, info = env.reset(seed=k, options={"room": int(rng.choice(TRAIN_ROOMS))})
-    if info["center_class"] < 0:
+    if info["centre_class"] < 0:
         continue
-    pred, conf = detector(torch.from_numpy(obs["image"])[None], info["center_class"])
-    correct = int(pred) == info["center_class"]
-    near = info["center_depth"] < 2
+    pred, conf = detector(torch.from_numpy(obs["image"])[None], info["centre_class"])
+    correct = int(pred) == info["centre_class"]
+    near = info["centre_depth"] < 2
     rows.append({"in_nuisance": info["in_nuisance"], "near": near, "correct": correct,
                  "confidence": float(conf)})  # fmt: skip
 views = pd.DataFrame(rows)

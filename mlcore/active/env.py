@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from statcore.compat import RenamedKeys
 from statcore.validation import check_scalar, describe
 
 #: The pose actions, by index.
@@ -17,6 +18,8 @@ ACTIONS = ("forward", "left", "right", "stop")
 EMPTY, WALL, OCCLUDER = 0, 1, 2
 #: Cell codes from here up hold an object; the class is ``code - FIRST_OBJECT``.
 FIRST_OBJECT = 3
+#: The info keys spelt the American way before the packages settled on "centre".
+_INFO_RENAMES = {"center_class": "centre_class", "center_depth": "centre_depth"}
 _CEILING = np.array([0.55, 0.55, 0.6])
 _FLOOR = np.array([0.35, 0.3, 0.25])
 _WALL = np.array([0.7, 0.7, 0.7])
@@ -94,8 +97,8 @@ class ActiveRoomEnv(gym.Env):
     Observations are ``{"image": (3, image_size, image_size) float32 in [0, 1], "pose": (x/L,
     y/L, cos θ, sin θ)}``. The environment's own reward is 0: in Sea² the reward is built from a
     frozen perception module's confidence (:class:`mlcore.active.PerceptionReward`). ``info``
-    holds ground truth for evaluation only: ``center_class`` (the object class whose cells
-    cover most of the central half of the columns, -1 for none), ``center_depth`` (of the
+    holds ground truth for evaluation only: ``centre_class`` (the object class whose cells
+    cover most of the central half of the columns, -1 for none), ``centre_depth`` (of the
     centre column), ``collision``, ``in_nuisance``.
 
     Parameters
@@ -311,14 +314,15 @@ class ActiveRoomEnv(gym.Env):
             ],
             dtype=np.float32,
         )
-        info = {
-            "center_class": int(code - FIRST_OBJECT) if code >= FIRST_OBJECT else -1,
-            "center_depth": float(depth[centre]),
-            "collision": collision,
-            "in_nuisance": in_nuisance,
-            "query": self.query,
-            "room": self.room,
-        }
+        info = RenamedKeys(
+            centre_class=int(code - FIRST_OBJECT) if code >= FIRST_OBJECT else -1,
+            centre_depth=float(depth[centre]),
+            collision=collision,
+            in_nuisance=in_nuisance,
+            query=self.query,
+            room=self.room,
+            renames=_INFO_RENAMES,
+        )
         return {"image": image, "pose": pose}, info
 
     def render(self):

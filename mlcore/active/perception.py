@@ -130,7 +130,7 @@ def rendered_views(env: ActiveRoomEnv, n_views: int, *, random_state: int = 0):
         obs, info = clean.reset(
             seed=int(rng.integers(2**31)), options={"room": SOURCE_ROOMS + int(rng.integers(10**5))}
         )
-        label = info["center_class"]
+        label = info["centre_class"]
         if label < 0:
             if rng.random() > 1 / (env.n_classes + 1):
                 continue

@@ -177,7 +177,7 @@ def evaluate_policies(
         :class:`ForwardPolicy`, :class:`RuleExplorer`, ...).
     env : gymnasium.Env
         Checked by :func:`~mlcore.active.env.check_pose_env`; its ``info`` must give
-        ``center_class`` (the ground truth of the final view).
+        ``centre_class`` (the ground truth of the final view).
     perception : FrozenPerception
     rooms : sequence of int
         Held-out room seeds.
@@ -210,7 +210,7 @@ def evaluate_policies(
         data = rollout(policy, env, perception, starts, greedy=greedy, random_state=rollout_seed)
         pred = data.final_prediction.cpu().numpy()
         query = data.queries.cpu().numpy()
-        truth = np.array([info["center_class"] for info in data.final_info])
+        truth = np.array([info["centre_class"] for info in data.final_info])
         frames.append(
             pd.DataFrame(
                 {

@@ -15,6 +15,7 @@ from torch import nn
 
 from mlcore._checks import check_tensor
 from mlcore._device import seeded_torch, torch_generator
+from statcore.compat import renamed_method
 from statcore.results import IterationRecord
 from statcore.validation import check_option, check_positive, check_positive_int, check_scalar
 
@@ -336,7 +337,7 @@ class DirichletPriorPerturbation:
         self.random_state = random_state
         self._generator = None
 
-    def center(self, prior_hat) -> torch.Tensor:
+    def centre(self, prior_hat) -> torch.Tensor:
         r""":math:`g(\hat\pi)`, the mean of the draws."""
         if self.gamma is not None:
             g = prior_hat**self.gamma
@@ -355,7 +356,7 @@ class DirichletPriorPerturbation:
         """Draw ``n_samples`` priors (M, C) on the device and dtype of ``prior_hat``."""
         check_tensor(prior_hat, name="prior_hat", ndim=1, kind="floating")
         _check_prior(prior_hat, n_classes=prior_hat.numel(), name="prior_hat")
-        dist = torch.distributions.Dirichlet(self.kappa * self.center(prior_hat))
+        dist = torch.distributions.Dirichlet(self.kappa * self.centre(prior_hat))
         generator = self._generator_for(prior_hat.device)
         if generator is None:
             draws = dist.sample((self.n_samples,))
@@ -405,6 +406,9 @@ def logit_adjusted_cross_entropy(logits, soft_targets, prior, *, tau: float = 1.
     """
     adjusted = logits.unsqueeze(0) + tau * torch.log(prior).reshape(-1, 1, logits.shape[1])
     return -(soft_targets * F.log_softmax(adjusted, dim=-1)).sum(-1).mean()
+
+
+renamed_method(DirichletPriorPerturbation, "center", "centre")
 
 
 class LogitAdjustedLoss(nn.Module):

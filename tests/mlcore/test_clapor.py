@@ -78,7 +78,9 @@ def test_draws_are_centred_on_the_flattened_or_mixed_prior(options, centre):
     kappa, n = 50.0, 100_000
     sampler = DirichletPriorPerturbation(kappa, n_samples=n, random_state=2, **options)
     draws = sampler(PI)
-    torch.testing.assert_close(sampler.center(PI), centre)
+    torch.testing.assert_close(sampler.centre(PI), centre)
+    with pytest.warns(FutureWarning, match=r"center\(\) is now"):
+        torch.testing.assert_close(sampler.center(PI), centre)
     se = torch.sqrt(centre * (1 - centre) / (kappa + 1) / n)
     assert bool(((draws.mean(0) - centre).abs() < 3 * se).all())
     # flattening or mixing moves mass from the head to the tail

@@ -62,6 +62,9 @@ def test_env_follows_gymnasium_api_and_rooms_are_seeded(env):
     obs, info = env.reset(seed=0, options={"room": 3})
     assert obs["image"].shape == (3, 16, 16) and obs["image"].dtype == np.float32
     assert info["query"] in env.classes
+    assert info["centre_class"] >= -1
+    with pytest.warns(FutureWarning, match="centre_class"):
+        assert info["center_class"] == info["centre_class"]  # the old spelling, for one release
 
 
 def test_forward_into_a_wall_is_a_collision_and_keeps_the_pose():

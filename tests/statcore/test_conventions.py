@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from statcore.base import Estimator
-from statcore.compat import renamed_keywords, renamed_method
+from statcore.compat import RenamedKeys, renamed_keywords, renamed_method
 from statcore.distributed import SerialBackend, ThreadBackend, borrowed_backend
 from statcore.exceptions import ConvergenceWarning
 from statcore.progress import progress
@@ -123,6 +123,20 @@ def test_renamed_method_is_an_alias_that_warns():
     renamed_method(Thing, "trace", "history")
     with pytest.warns(FutureWarning, match=r"Thing.trace\(\) is now Thing.history\(\)"):
         assert Thing().trace(k=2) == 3
+
+
+def test_renamed_keys_read_the_new_key_with_a_warning_and_list_only_new_names():
+    info = RenamedKeys(centre_class=3, collision=False, renames={"center_class": "centre_class"})
+    with pytest.warns(FutureWarning, match=r"\['center_class'\] is now info\['centre_class'\]"):
+        assert info["center_class"] == 3
+    with pytest.warns(FutureWarning):
+        assert info.get("center_class") == 3 and "center_class" in info
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert info["centre_class"] == 3 and info.get("missing", 7) == 7
+    assert list(info) == ["centre_class", "collision"]
+    with pytest.raises(KeyError):
+        info["center_depth"]
 
 
 def test_progress_disabled_is_silent_and_iterable(capsys):
