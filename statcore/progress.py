@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
-
-from statcore.validation import describe
+from statcore.validation import check_bool
 
 
 class _NoBar:
@@ -57,9 +55,8 @@ def progress(iterable_or_total: Iterable | int, *, enabled: bool = True, desc: s
         Iterable when given an iterable; a context manager with ``update``, ``set_postfix`` and
         ``close`` either way.
     """
-    if not isinstance(enabled, bool | np.bool_):
-        # the user's `progress=` argument arrives here; a string or a number is a mistake
-        raise TypeError(f"`progress` must be True or False; got {describe(enabled)}")
+    # the user's `progress=` argument arrives here as `enabled`
+    check_bool(enabled, name="progress")
     iterable, total = (
         (None, int(iterable_or_total))
         if isinstance(iterable_or_total, int)

@@ -233,6 +233,30 @@ def check_alternative(alternative) -> str:
     return check_option(alternative, name="alternative", options=ALTERNATIVES)
 
 
+def check_bool(value, *, name: str) -> bool:
+    """``True`` or ``False`` (a numpy bool too), as a Python bool.
+
+    Parameters
+    ----------
+    value : object
+        The argument to check.
+    name : str
+        Its name in the error message.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TypeError
+        When ``value`` is anything else: a string or a number is a mistake, not a truth value.
+    """
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"`{name}` must be True or False; got {describe(value)}")
+    return bool(value)
+
+
 def check_callable(value, *, name: str):
     """A callable (a function, a class, an object with ``__call__``)."""
     if not callable(value):
@@ -338,6 +362,7 @@ __all__ = [
     "as_float_array",
     "check_alpha",
     "check_alternative",
+    "check_bool",
     "check_callable",
     "check_design",
     "check_levels",

@@ -33,7 +33,7 @@ from statcore.cluster import _kernels as K
 from statcore.compat import renamed_attribute
 from statcore.ot.box import solve_box
 from statcore.results import IterationRecord, Results
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     as_float_array,
     check_positive,
@@ -116,10 +116,7 @@ def _plot_objective(results, ax=None, **kwargs):
     ax = get_ax(ax)
     history = results.iterations.history
     ax.plot(history["iteration"], history["objective"], marker="o", **kwargs)
-    ax.set_xlabel("IRW iteration")
-    ax.set_ylabel("objective")
-    ax.set_title("SC-FAGC objective")
-    return ax
+    return label_axes(ax, "IRW iteration", "objective", "SC-FAGC objective")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

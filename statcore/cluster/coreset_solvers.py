@@ -4,11 +4,8 @@ solution on a coreset and the Monte Carlo approximation check.
 
 References
 ----------
-Prabhu, M., Schwiegelshohn, C. and Shyam, S. (2026). Approximation preserving coresets.
-ICML 2026; arXiv:2606.17316.
-
-Norouzi-Fard, A., Lattanzi, S., Bateni, M. and Monemizadeh, M. (2026). Resilient coresets and
-consistent clustering. ICML 2026, poster 65810 (https://icml.cc/virtual/2026/poster/65810).
+Prabhu et al. (2026) and Norouzi-Fard et al. (2026), cited in full in
+:mod:`statcore.cluster.coreset`.
 
 Arthur, D. and Vassilvitskii, S. (2007). k-means++: the advantages of careful seeding. SODA 2007.
 """

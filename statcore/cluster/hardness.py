@@ -29,6 +29,7 @@ from statcore.results.plotting import get_ax, legend_beside, panel_axes
 from statcore.validation import (
     as_float_array,
     check_alpha,
+    check_bool,
     check_positive_int,
     check_random_state,
     check_scalar,
@@ -429,8 +430,7 @@ class HardnessFingerprint(Estimator):
         )
         gap_factor = check_scalar(gap_factor, name="gap_factor", low=1.0, low_inclusive=False)
         n_resamples = check_positive_int(n_resamples, name="n_resamples", minimum=0)
-        if not isinstance(h1, bool | np.bool_):
-            raise TypeError(f"`h1` must be True or False; got {describe(h1)}")
+        check_bool(h1, name="h1")
         rng = check_random_state(random_state)
 
         Z, y = self._Z, self.labels

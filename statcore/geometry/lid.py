@@ -20,7 +20,7 @@ from statcore import neighbours as K
 from statcore.base import Estimator
 from statcore.geometry import _kernels as G
 from statcore.results import ResamplingResult, Results
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     as_float_array,
     check_option,
@@ -74,10 +74,7 @@ def _plot_pointwise(results, ax=None, **kwargs):
     for colour, (name, value) in zip(("C3", "C0", "C2"), results.estimates.items(), strict=True):
         ax.axvline(value, color=colour, lw=1.5, label=f"{name} {value:.2f}")
     ax.legend(frameon=False)
-    ax.set_xlabel("local intrinsic dimension")
-    ax.set_ylabel("points")
-    ax.set_title(results.method)
-    return ax
+    return label_axes(ax, "local intrinsic dimension", "points", results.method)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

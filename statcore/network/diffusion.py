@@ -22,12 +22,12 @@ from statcore.progress import progress as progress_bar
 from statcore.results import Results
 from statcore.validation import (
     as_float_array,
+    check_bool,
     check_option,
     check_positive,
     check_positive_int,
     check_random_state,
     check_scalar,
-    describe,
 )
 
 SCALINGS = ("minmax", "standard")
@@ -386,8 +386,7 @@ class _TreeGenerator(Estimator):
         x0``; ``target_fn(x1, x0)`` the regression target.
         """
         check_option(scaling, name="scaling", options=SCALINGS)
-        if not isinstance(clip, bool | np.bool_):
-            raise TypeError(f"`clip` must be True or False; got {describe(clip)}")
+        clip = check_bool(clip, name="clip")
         n_threads = _optional_positive_int(n_threads, name="n_threads")
         rng = check_random_state(random_state)
         _require_sklearn()  # a missing extra fails here, before any work
@@ -423,7 +422,7 @@ class _TreeGenerator(Estimator):
             "n_t": n_t,
             "duplicate_K": duplicate_K,
             "scaling": scaling,
-            "clip": bool(clip),
+            "clip": clip,
             "constant_columns": tuple(int(c) for c in constant),
             "hyperparameters": hyper_out,
             "wall_time_s": time.perf_counter() - start,

@@ -25,11 +25,11 @@ from statcore.network.latent_results import LatentSpaceResults
 from statcore.progress import progress as progress_bar
 from statcore.results import IterationRecord
 from statcore.validation import (
+    check_bool,
     check_option,
     check_positive,
     check_positive_int,
     check_random_state,
-    describe,
 )
 
 __all__ = ["BOUND", "DimensionSelection", "LatentSpaceModel", "LatentSpaceResults"]
@@ -94,12 +94,7 @@ class LatentSpaceModel(Estimator):
                 raise ValueError(
                     f"`dim` must be smaller than the number of nodes - 1 ({n - 1}); got {dim}"
                 )
-        if not isinstance(degree_heterogeneity, bool | np.bool_):
-            raise TypeError(
-                "`degree_heterogeneity` must be True or False; got "
-                f"{describe(degree_heterogeneity)}"
-            )
-        self.degree_heterogeneity = bool(degree_heterogeneity)
+        self.degree_heterogeneity = check_bool(degree_heterogeneity, name="degree_heterogeneity")
         self.degrees = np.asarray(self.adjacency.sum(axis=1)).ravel().astype(np.int64)
         isolated = int((self.degrees == 0).sum())
         if isolated and self.degree_heterogeneity:

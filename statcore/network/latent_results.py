@@ -11,7 +11,7 @@ from scipy.special import expit
 
 from statcore.network import _kernels
 from statcore.results import Results, Summary
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 
 # above this many nodes a dense n x n probability matrix is refused (800 MB at n = 10,000)
 DENSE_LIMIT = 10_000
@@ -26,10 +26,12 @@ def _plot_positions(results, ax=None, dims=(0, 1), **kwargs):
     kwargs.setdefault("s", 12)
     points = ax.scatter(x, y, c=results.alpha.to_numpy(), cmap="viridis", **kwargs)
     ax.figure.colorbar(points, ax=ax, label="alpha (degree heterogeneity)")
-    ax.set_xlabel(f"z{dims[0] + 1}")
-    ax.set_ylabel(f"z{dims[1] + 1}" if Z.shape[1] > 1 else "")
-    ax.set_title(f"{results.method}: latent positions")
-    return ax
+    return label_axes(
+        ax,
+        f"z{dims[0] + 1}",
+        f"z{dims[1] + 1}" if Z.shape[1] > 1 else "",
+        f"{results.method}: latent positions",
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

@@ -34,7 +34,7 @@ import pandas as pd
 
 from statcore.compat import renamed_names
 from statcore.results import IterationRecord, Results
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     as_float_array,
     check_positive,
@@ -265,10 +265,9 @@ def _plot_convergence(results, ax=None, **kwargs):
     if results.iterations.tol is not None:
         ax.axhline(results.iterations.tol, color="grey", linestyle="--", label="tol")
         ax.legend()
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("relative fixed-point residual")
-    ax.set_title("Bures-Wasserstein barycentre")
-    return ax
+    return label_axes(
+        ax, "iteration", "relative fixed-point residual", "Bures-Wasserstein barycentre"
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

@@ -47,7 +47,7 @@ from statcore.ot.bures import (
     gaussian_w2,
 )
 from statcore.results import Results
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     as_float_array,
     check_positive,
@@ -264,10 +264,12 @@ def _plot_distances(results, ax=None, **kwargs):
     ax = get_ax(ax)
     table = results.tidy()
     ax.bar(table["client"].astype(str), table["w2_to_barycentre"], **kwargs)
-    ax.set_xlabel("client")
-    ax.set_ylabel("W2 to barycentre")
-    ax.set_title("SLOT-Align: distance to the barycentre (tau moves a share tau of it)")
-    return ax
+    return label_axes(
+        ax,
+        "client",
+        "W2 to barycentre",
+        "SLOT-Align: distance to the barycentre (tau moves a share tau of it)",
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

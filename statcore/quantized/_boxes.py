@@ -173,7 +173,7 @@ def box_cm_step(moments, counts, mu, fix_mu, fix_nu, nu):
     return mu, S, nu
 
 
-def fit_boxes(model, *, maxiter, tol, start, fix, accelerate, progress):
+def fit_boxes(model, *, start, fix, **options):
     """ECM for Gaussian / t boxes (``QuantizedNVMM.fit`` with d > 1); returns an ``EcmFit``."""
     fam = model.family
     if model._n_edges < 2:
@@ -208,38 +208,35 @@ def fit_boxes(model, *, maxiter, tol, start, fix, accelerate, progress):
         except np.linalg.LinAlgError:
             return -np.inf
 
-    x, llf, history, record = _ecm.run_ecm(
+    def finish(x):
+        mu, S, nu = coords.unpack(x)
+        names = model.param_names
+        values = dict(zip(names, box_values(mu, S, nu, fam), strict=True))
+        d = model.n_dims
+        free = [
+            p
+            for p in names
+            if not (coords.fix_mu and p in names[:d]) and not (p == "nu" and coords.fix_nu)
+        ]
+        estimates = {"mu": mu, "Sigma": S, "gamma": np.zeros(d)}
+        if fam == "t":
+            estimates["nu"] = nu
+        return {
+            "values": values,
+            "free": free,
+            "estimates": estimates,
+            "restart": {"mu": mu, "Sigma": S, "nu": nu},
+            "information": lambda cov_type: box_information(model, values, free, cov_type),
+        }
+
+    return _ecm.ecm_fit(
         step,
         loglik,
         coords.pack(mu0, S0, nu0),
-        maxiter=maxiter,
-        tol=tol,
-        accelerate=accelerate,
-        progress=progress,
+        finish,
         name=f"{type(model).__name__}.fit",
-    )
-    mu, S, nu = coords.unpack(x)
-    names = model.param_names
-    values = dict(zip(names, box_values(mu, S, nu, fam), strict=True))
-    d = model.n_dims
-    free = [
-        p
-        for p in names
-        if not (coords.fix_mu and p in names[:d]) and not (p == "nu" and coords.fix_nu)
-    ]
-    estimates = {"mu": mu, "Sigma": S, "gamma": np.zeros(d)}
-    if fam == "t":
-        estimates["nu"] = nu
-    return _ecm.EcmFit(
-        values=values,
-        free=free,
         fix=fix,
-        llf=float(llf),
-        history=history,
-        record=record,
-        estimates=estimates,
-        restart={"mu": mu, "Sigma": S, "nu": nu},
-        information=lambda cov_type: box_information(model, values, free, cov_type),
+        **options,
     )
 
 

@@ -402,6 +402,31 @@ class EcmFit:
     information: Callable[[str], tuple[np.ndarray, str, tuple[str, ...]]]
 
 
+def ecm_fit(step, loglik, x0, finish, *, name, fix, **options) -> EcmFit:
+    """Run :func:`run_ecm` and assemble the :class:`EcmFit` of a quantized model.
+
+    Parameters
+    ----------
+    step, loglik, x0
+        The ECM iteration, the exact criterion and the start, as for :func:`run_ecm`.
+    finish : callable
+        ``finish(x)`` maps the last iterate to the model's own fields of the fit: a dict of
+        ``values``, ``free``, ``estimates``, ``restart`` and ``information``.
+    name : str
+        The fitting method, named on the progress bar and in the iteration record.
+    fix : dict
+        The parameters held known.
+    **options
+        ``maxiter``, ``tol``, ``accelerate`` and ``progress`` of :func:`run_ecm`.
+
+    Returns
+    -------
+    EcmFit
+    """
+    x, llf, history, record = run_ecm(step, loglik, x0, name=name, **options)
+    return EcmFit(fix=fix, llf=float(llf), history=history, record=record, **finish(x))
+
+
 def inference(fit, names, cov_type, bootstrap=None):
     """``(vcov, cov_type label, notes, resampling)`` of a fit under ``cov_type``.
 

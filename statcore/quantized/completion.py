@@ -43,7 +43,7 @@ from statcore.quantized.structured import (
     structured_estep,
     structured_loglik,
 )
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     as_float_array,
     check_option,
@@ -72,10 +72,7 @@ def plot_singular_values(results, ax=None, **kwargs):
     s = np.linalg.svd(results.M, compute_uv=False)
     k = min(len(s), 3 * results.rank + 5)
     ax.plot(np.arange(1, k + 1), s[:k], marker="o", **kwargs)
-    ax.set_xlabel("index")
-    ax.set_ylabel("singular value")
-    ax.set_title(f"rank-{results.rank} fit")
-    return ax
+    return label_axes(ax, "index", "singular value", f"rank-{results.rank} fit")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

@@ -294,7 +294,7 @@ class QuantizedNVMM(Estimator):
         of = f" of {self.names[0]}" if self.names else ""
         return f"{self.method_name} ({self.family}){of} by ECM"
 
-    def _fit_cells(self, *, maxiter, tol, start, fix, accelerate, progress) -> _ecm.EcmFit:
+    def _fit_cells(self, *, start, fix, **options) -> _ecm.EcmFit:
         """The ECM over scalar cells, in the parameters' unconstrained coordinates."""
         names = self.param_names
         free = [p for p in names if p not in fix]
@@ -324,29 +324,26 @@ class QuantizedNVMM(Estimator):
             new = self._ecm_step(unpack(x), free, mix_free, loglik_th)
             return pack(new), new["_llf_in"]
 
-        x, llf, history, record = _ecm.run_ecm(
+        def finish(x):
+            th = unpack(x)
+            estimates = {p: th[p] for p in names}
+            estimates.setdefault("gamma", 0.0)
+            return {
+                "values": {p: th[p] for p in names},
+                "free": free,
+                "estimates": estimates,
+                "restart": {p: th[p] for p in free},
+                "information": lambda cov_type: self._information(th, free, cov_type, loglik_th),
+            }
+
+        return _ecm.ecm_fit(
             step,
             lambda x: loglik_th(unpack(x)),
             pack(theta),
-            maxiter=maxiter,
-            tol=tol,
-            accelerate=accelerate,
-            progress=progress,
+            finish,
             name=f"{type(self).__name__}.fit",
-        )
-        theta = unpack(x)
-        estimates = {p: theta[p] for p in names}
-        estimates.setdefault("gamma", 0.0)
-        return _ecm.EcmFit(
-            values={p: theta[p] for p in names},
-            free=free,
             fix=fix,
-            llf=float(llf),
-            history=history,
-            record=record,
-            estimates=estimates,
-            restart={p: theta[p] for p in free},
-            information=lambda cov_type: self._information(theta, free, cov_type, loglik_th),
+            **options,
         )
 
     def _positive(self, name):

@@ -218,7 +218,7 @@ class QuantizedRegression(Model):
         llf = loglik_th(th) if fam == "t" and mix_free else float(np.sum(logp))
         return new, llf
 
-    def _fit_ecm(self, *, maxiter, tol, start, fix, accelerate, progress) -> _ecm.EcmFit:
+    def _fit_ecm(self, *, start, fix, **options) -> _ecm.EcmFit:
         """The ECM in unconstrained coordinates (beta, then log scales and free mixing)."""
         fam = self.family
         X = self.exog
@@ -252,33 +252,31 @@ class QuantizedRegression(Model):
             new, llf = self._cm_step(unpack(x), fix, mix_free, loglik_th)
             return pack(new), llf
 
-        x, llf, history, record = _ecm.run_ecm(
+        def finish(x):
+            th = unpack(x)
+            values = dict(zip(self.exog_names, th["beta"], strict=True))
+            values.update({k: th[k] for k in self._scalar_names})
+            estimates = {k: th[k] for k in self._scalar_names}
+            estimates.update({"beta": th["beta"]})
+            estimates.setdefault("gamma", 0.0)
+            return {
+                "values": values,
+                "free": self.exog_names + free_scalar,
+                "estimates": estimates,
+                "restart": {"beta": th["beta"], **{k: th[k] for k in free_scalar}},
+                "information": lambda cov_type: self._information(
+                    th, free_scalar, cov_type, loglik_th
+                ),
+            }
+
+        return _ecm.ecm_fit(
             step,
             lambda x: loglik_th(unpack(x)),
             pack(theta),
-            maxiter=maxiter,
-            tol=tol,
-            accelerate=accelerate,
-            progress=progress,
+            finish,
             name="QuantizedRegression.fit",
-        )
-        th = unpack(x)
-        values = dict(zip(self.exog_names, th["beta"], strict=True))
-        values.update({k: th[k] for k in self._scalar_names})
-        free = self.exog_names + free_scalar
-        estimates = {k: th[k] for k in self._scalar_names}
-        estimates.update({"beta": th["beta"]})
-        estimates.setdefault("gamma", 0.0)
-        return _ecm.EcmFit(
-            values=values,
-            free=free,
             fix=fix,
-            llf=float(llf),
-            history=history,
-            record=record,
-            estimates=estimates,
-            restart={"beta": th["beta"], **{k: th[k] for k in free_scalar}},
-            information=lambda cov_type: self._information(th, free_scalar, cov_type, loglik_th),
+            **options,
         )
 
     def _information(self, th, free_scalar, cov_type, loglik_th):

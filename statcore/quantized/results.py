@@ -20,17 +20,14 @@ from statcore.quantized._common import fixed_note
 from statcore.quantized.mixing import MIXING_PARAMS, gig_params, mixing_nodes
 from statcore.quantized.quantizer import midpoint_impute
 from statcore.results import LikelihoodResults
-from statcore.results.plotting import get_ax, plot_coefficients
+from statcore.results.plotting import get_ax, label_axes, plot_coefficients
 
 
 def plot_history(results, ax=None, **kwargs):
     """The criterion (log-likelihood, or the penalised one) per ECM iteration."""
     ax = get_ax(ax)
     ax.plot(np.arange(len(results.history)), results.history, marker=".", **kwargs)
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("log-likelihood")
-    ax.set_title("ECM history")
-    return ax
+    return label_axes(ax, "iteration", "log-likelihood", "ECM history")
 
 
 def plot_density(results, ax=None, bins=None, **kwargs):

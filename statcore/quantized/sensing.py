@@ -50,7 +50,7 @@ from statcore.quantized.structured import (
     structured_estep,
     structured_loglik,
 )
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.results.summary import Summary
 from statcore.validation import (
     as_float_array,
@@ -113,10 +113,8 @@ def plot_signal(results, ax=None, **kwargs):
     nz = x != 0
     ax.plot(idx[nz], x[nz], "o", color="C0", ms=4, **kwargs)
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("coordinate")
-    ax.set_ylabel("estimate")
-    ax.set_title(f"{int(nz.sum())} of {len(x)} nonzero (penalty = {results.penalty:.3g})")
-    return ax
+    title = f"{int(nz.sum())} of {len(x)} nonzero (penalty = {results.penalty:.3g})"
+    return label_axes(ax, "coordinate", "estimate", title)
 
 
 def plot_path(results, ax=None, **kwargs):
@@ -128,10 +126,7 @@ def plot_path(results, ax=None, **kwargs):
     ax.plot(path["penalty"], path["bic"], marker=".", **kwargs)
     ax.axvline(results.penalty, color="grey", ls="--", lw=0.8)
     ax.set_xscale("log")
-    ax.set_xlabel("penalty")
-    ax.set_ylabel("BIC")
-    ax.set_title("penalty chosen by BIC")
-    return ax
+    return label_axes(ax, "penalty", "BIC", "penalty chosen by BIC")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

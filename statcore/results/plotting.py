@@ -1,9 +1,10 @@
 """Plotting helpers shared by every results object of statcore and mlcore (matplotlib, lazily).
 
 ``statcore.results`` never imports matplotlib until a plot is asked for. The helpers: a fresh
-Axes (:func:`get_ax`), a grid of panels (:func:`panel_axes`, :func:`term_axes`: one per term, so
-that an intercept of 1,000 and a slope of 0.5 are each read on their own scale), coefficient plots,
-histograms of draws, a matrix image with a colour bar, and a legend placed beside the data.
+Axes (:func:`get_ax`) and its labels (:func:`label_axes`), a grid of panels (:func:`panel_axes`,
+:func:`term_axes`: one per term, so that an intercept of 1,000 and a slope of 0.5 are each read
+on their own scale), coefficient plots, histograms of draws, a matrix image with a colour bar,
+and a legend placed beside the data.
 """
 
 from __future__ import annotations
@@ -69,6 +70,39 @@ def term_axes(n: int, ax=None):
             raise ValueError(f"`ax` must hold {n} Axes (one per term); got {len(axes)}")
         return axes
     return panel_axes(n, ax)
+
+
+def label_axes(ax, xlabel=None, ylabel=None, title=None, *, legend=None):
+    """Label an Axes, place its legend and return it: the closing lines of most ``plot``
+    functions.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    xlabel, ylabel, title : str, optional
+        Set when given; None leaves that label as it is (``""`` clears it).
+    legend : {None, "inside", "beside"}
+        No legend, matplotlib's own placement (``ax.legend()``), or outside the plotting area
+        (:func:`legend_beside`, for plots whose lines fill it).
+
+    Returns
+    -------
+    matplotlib Axes
+        ``ax``, so that a plot function can end with ``return label_axes(ax, ...)``.
+    """
+    if legend == "inside":
+        ax.legend()
+    elif legend == "beside":
+        legend_beside(ax)
+    elif legend is not None:
+        raise ValueError(f"`legend` must be None, 'inside' or 'beside'; got {legend!r}")
+    if xlabel is not None:
+        ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    if title is not None:
+        ax.set_title(title)
+    return ax
 
 
 def legend_beside(ax, **kwargs):
@@ -215,6 +249,7 @@ def plot_matrix(
 __all__ = [
     "MAX_PANELS",
     "get_ax",
+    "label_axes",
     "legend_beside",
     "panel_axes",
     "plot_coefficients",

@@ -10,7 +10,7 @@ import pandas as pd
 
 from statcore.formula import INTERCEPT
 from statcore.results import EstimationResults
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import as_float_array
 
 
@@ -46,10 +46,7 @@ def plot_xi(results, ax=None, **kwargs):
     ax.plot(curve.index, curve["xi_hat"], color="C2", **kwargs)
     ax.axhline(0.0, color="grey", lw=0.8, ls="--")
     ax.set_xscale("log")
-    ax.set_xlabel("penalty (lambda)")
-    ax.set_ylabel("xi_hat")
-    ax.set_title("One-shot optimal mixing weight")
-    return ax
+    return label_axes(ax, "penalty (lambda)", "xi_hat", "One-shot optimal mixing weight")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

@@ -185,3 +185,11 @@ def test_rows_and_design_checks():
         v.check_design(np.eye(2), ["a", "b"])
     with pytest.raises(ValueError, match=r"singular \(rank 1 < 2 columns \['a', 'b'\]\)"):
         v.check_design(np.ones((3, 2)), ["a", "b"])
+
+
+def test_check_bool_takes_python_and_numpy_bools_only():
+    assert v.check_bool(np.True_, name="flag") is True
+    assert v.check_bool(False, name="flag") is False
+    for bad in (1, 0.0, "yes", None):
+        with pytest.raises(TypeError, match="`flag` must be True or False"):
+            v.check_bool(bad, name="flag")

@@ -323,3 +323,19 @@ def test_histogram_axes_are_labelled_and_legend_does_not_sit_on_the_bars():
     ax = boot.plot()
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("value", "count")
     assert ax.get_legend()._loc in (0, "best")  # matplotlib's code for "best"
+
+
+def test_label_axes_sets_only_what_is_given_and_places_the_legend():
+    import matplotlib.pyplot as plt
+
+    from statcore.results.plotting import label_axes
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], label="line")
+    ax.set_ylabel("kept")
+    assert label_axes(ax, "x", title="t", legend="beside") is ax
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title()) == ("x", "kept", "t")
+    assert ax.get_legend() is not None
+    with pytest.raises(ValueError, match="`legend` must be None, 'inside' or 'beside'"):
+        label_axes(ax, legend="top")
+    plt.close(fig)
