@@ -17,20 +17,14 @@
 import copy
 
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
-from sklearn.datasets import load_digits
-from torch import nn
 
 from mlcore import seed_everything
-from mlcore.tta import CONGA, Tent, corrupt_images
+from mlcore.tta import CONGA, Tent, corrupt_images, digits_source_model, digits_split
 
 torch.set_num_threads(1)
 seed_everything(0)
-digits = load_digits()
-images, labels = digits.images / 16.0, digits.target
-perm = np.random.default_rng(0).permutation(len(labels))
-train, test = perm[:1000], perm[1000:]
+images, labels, train, test = digits_split(1000, random_state=0)
 x_train = torch.tensor(images[train], dtype=torch.float32)
 y_train, y_test = torch.tensor(labels[train]), torch.tensor(labels[test])
 x_test = torch.tensor(
@@ -38,23 +32,7 @@ x_test = torch.tensor(
     dtype=torch.float32,
 )
 
-net = nn.Sequential(
-    nn.Flatten(),
-    nn.Linear(64, 64),
-    nn.BatchNorm1d(64),
-    nn.ReLU(),
-    nn.Linear(64, 64),
-    nn.BatchNorm1d(64),
-    nn.ReLU(),
-    nn.Linear(64, 10),
-)
-opt = torch.optim.Adam(net.parameters(), lr=1e-2)
-for _ in range(30):
-    for idx in torch.randperm(len(y_train)).split(100):
-        opt.zero_grad()
-        nn.functional.cross_entropy(net(x_train[idx]), y_train[idx]).backward()
-        opt.step()
-net.eval()
+net = digits_source_model(x_train, y_train, random_state=0)
 with torch.no_grad():
     source_acc = float((net(x_test).argmax(1) == y_test).float().mean())
 print(f"source model on noisy digits: accuracy {source_acc:.3f}")

@@ -18,23 +18,14 @@
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from sklearn.datasets import load_digits
-from torch import nn
 
 from mlcore import seed_everything
 from mlcore.analysis.forgery import ForgeryDetector, ForgeryUnits
+from mlcore.analysis.simulate import digit_backbone, upsampled_digits
 
 torch.set_num_threads(1)
 seed_everything(0)
-digits = load_digits()
-small = torch.tensor(digits.images / 16.0, dtype=torch.float32)[:, None]
-labels = digits.target
-real = nn.functional.interpolate(small, scale_factor=2, mode="bilinear", align_corners=False)
-smooth = torch.tensor([[0.25, 0.5, 0.25], [0.5, 1.0, 0.5], [0.25, 0.5, 0.25]])
-kernel = smooth * torch.tensor([[1.3, 0.7, 1.3], [0.7, 1.0, 0.7], [1.3, 0.7, 1.3]])
-zeros = torch.zeros(len(small), 1, 16, 16)
-zeros[:, :, ::2, ::2] = small
-fake = nn.functional.conv2d(zeros, kernel[None, None], padding=1)
+real, fake, labels = upsampled_digits()
 print(f"mean |fake - real| per pixel: {float((fake - real).abs().mean()):.3f} (pixels in [0, 1])")
 
 fig, axes = plt.subplots(2, 4, figsize=(7, 3.6))
@@ -51,28 +42,9 @@ plt.show()
 # The backbone: trained on real digits only, never told about generated images.
 
 # %%
-net = nn.Sequential(
-    nn.Conv2d(1, 8, 3, padding=1),
-    nn.ReLU(),
-    nn.Conv2d(8, 16, 3, padding=1),
-    nn.ReLU(),
-    nn.MaxPool2d(2),
-    nn.Conv2d(16, 16, 3, padding=1),
-    nn.ReLU(),
-    nn.MaxPool2d(2),
-    nn.Flatten(),
-    nn.Linear(256, 10),
-)
-order = np.random.default_rng(0).permutation(len(labels))
-train, pool = order[:1200], order[1200:]
-target = torch.tensor(labels)
-opt = torch.optim.Adam(net.parameters(), lr=3e-3)
-for _ in range(4):
-    for idx in torch.tensor(train)[torch.randperm(len(train))].split(64):
-        opt.zero_grad()
-        nn.functional.cross_entropy(net(real[idx]), target[idx]).backward()
-        opt.step()
-net.eval()
+net, train, pool = digit_backbone(real, labels, random_state=0)
+print(net)
+target = torch.as_tensor(labels)
 with torch.no_grad():
     print(
         f"digit accuracy: {float((net(real[pool]).argmax(1) == target[pool]).float().mean()):.3f}"

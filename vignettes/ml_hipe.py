@@ -14,15 +14,13 @@
 # %%
 import matplotlib.pyplot as plt
 import torch
-from torch.nn import functional as F
 
 from mlcore import seed_everything
 from mlcore.nn import (
     HIPERotaryEmbedding,
     RotaryEmbedding,
-    TinyTransformer,
     half_width,
-    local_copy_sequences,
+    local_copy_val_loss,
 )
 
 torch.set_num_threads(1)
@@ -57,27 +55,10 @@ plt.show()
 # `TinyTransformer` is trained for a fixed budget of 200 AdamW steps on N sequences, with RoPE
 # and with HIPE at widths matched to the range (σ = 3 and 8), then scored on fresh sequences.
 
+
 # %%
-VOCAB, LENGTH, WINDOW = 16, 32, 8
-val = local_copy_sequences(256, LENGTH, VOCAB, WINDOW, random_state=99)
-
-
-def final_val_loss(pos, n_train, seed=0, sigmas=None):
-    torch.manual_seed(seed)
-    train = local_copy_sequences(n_train, LENGTH, VOCAB, WINDOW, random_state=1000 + seed)
-    lm = TinyTransformer(VOCAB, 32, 2, 2, pos=pos, sigmas=sigmas)
-    opt = torch.optim.AdamW(lm.parameters(), lr=3e-3, weight_decay=0.1)
-    gen = torch.Generator().manual_seed(seed)
-    for _ in range(200):
-        batch = train[torch.randint(0, n_train, (16,), generator=gen)]
-        loss = F.cross_entropy(lm(batch[:, :-1]).reshape(-1, VOCAB), batch[:, 1:].reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    lm.eval()
-    with torch.no_grad():
-        logits = lm(val[:, :-1])[:, WINDOW - 1 :]
-        return float(F.cross_entropy(logits.reshape(-1, VOCAB), val[:, WINDOW:].reshape(-1)))
+def final_val_loss(pos, n_train, sigmas=None):
+    return local_copy_val_loss(pos, n_train, sigmas=sigmas, random_state=0)
 
 
 sizes = [128, 256, 1024]

@@ -21,24 +21,19 @@ import torch
 from mlcore import seed_everything
 from mlcore.diffusion import (
     IMDMSampler,
-    TinyDenoiser,
     distill_on_couplings,
-    imdm_elbo_loss,
     rectified_couplings,
 )
-from mlcore.diffusion.synthetic import marginal_entropy, pair_validity, paired_tokens
+from mlcore.diffusion.synthetic import (
+    marginal_entropy,
+    pair_validity,
+    train_paired_denoiser,
+)
 
 torch.set_num_threads(1)
 seed_everything(0)
 K = 8
-gen = torch.Generator().manual_seed(0)
-model = TinyDenoiser(K, 2, noise_dim=8, hidden=128)
-opt = torch.optim.Adam(model.parameters(), 1e-3)
-for step in range(600):
-    loss = imdm_elbo_loss(model, paired_tokens(256, K, random_state=step), random_state=gen)
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
+model = train_paired_denoiser(K, random_state=0)  # 600 Adam steps on the ELBO, batches of 256
 mdm = copy.deepcopy(model)
 mdm.embedding.as_mdlm = True
 

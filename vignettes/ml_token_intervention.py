@@ -21,46 +21,17 @@
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from torch.nn import functional as F
 
 from mlcore import seed_everything
 from mlcore.decoding import intervene_generate
-from mlcore.nn import TinyTransformer
+from mlcore.decoding.simulate import EOS, N_NEW, plan_execute_task, train_plan_execute_model
 
 torch.set_num_threads(1)
 seed_everything(0)
-K, BOS, SEP, EOS, VOCAB = 8, 13, 14, 15, 16
-NEW = K + 2
-A, B = torch.arange(100) // 10, torch.arange(100) % 10
-
-
-def sequences(a, b, plan):
-    steps = torch.arange(1, K + 1)
-    execution = (a[:, None] + steps * (plan[:, None] + 1)) % 10
-    head = torch.stack([torch.full_like(a, BOS), a, b, torch.full_like(a, SEP), 10 + plan], 1)
-    return torch.cat([head, execution, torch.full_like(a, EOS)[:, None]], 1)
-
-
-def train(shortcut, seed, steps=250):
-    gen = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    lm = TinyTransformer(VOCAB, 32, 2, 2)
-    opt = torch.optim.AdamW(lm.parameters(), lr=3e-3)
-    for _ in range(steps):
-        i = torch.randint(0, 100, (64,), generator=gen)
-        plan = (A[i] + B[i]) % 3
-        plan = torch.where(torch.rand(64, generator=gen) < shortcut, A[i] % 3, plan)
-        seq = sequences(A[i], B[i], plan)
-        loss = F.cross_entropy(lm(seq[:, :-1])[:, 3:].reshape(-1, VOCAB), seq[:, 4:].reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return lm.eval()
-
-
-base, reasoner = train(0.6, seed=0), train(0.0, seed=1)
-correct = sequences(A, B, (A + B) % 3)
-prompts, answers = correct[:, :4], correct[:, 4:]
+NEW = N_NEW
+base = train_plan_execute_model(0.6, random_state=0)
+reasoner = train_plan_execute_model(0.0, random_state=1)
+prompts, answers = plan_execute_task()
 
 
 def accuracy(tokens):

@@ -31,7 +31,7 @@ from mlcore.analysis.features import _model_device, extract_features
 from mlcore.results import EvaluationResult
 from statcore.base import Estimator
 from statcore.results import Results
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     check_option,
     check_positive,
@@ -323,11 +323,9 @@ def _plot_scores(results, ax=None, **kwargs):
     k = results.n_selected
     ax.scatter(rank[:k], scores[:k], color="C3", zorder=3, label=f"selected ({k})")
     ax.axvline(results.knee_index, color="C3", ls="--", lw=1, label=f"knee (rank {k - 1})")
-    ax.set_xlabel("unit rank")
-    ax.set_ylabel("fused score")
-    ax.set_title(results.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax, xlabel="unit rank", ylabel="fused score", title=results.method, legend="beside"
+    )
 
 
 def _plot_layers(results, ax=None, **kwargs):
@@ -342,10 +340,7 @@ def _plot_layers(results, ax=None, **kwargs):
     for i in np.flatnonzero(profile["critical"].to_numpy()):
         ax.axvspan(i - 0.3, i + 0.3, color="C3", alpha=0.15)
     ax.set_xticks(x, profile.index, rotation=30)
-    ax.set_ylabel("value")
-    ax.set_title("DNA layer localisation")
-    legend_beside(ax)
-    return ax
+    return label_axes(ax, ylabel="value", title="DNA layer localisation", legend="beside")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

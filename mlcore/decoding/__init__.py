@@ -1,4 +1,5 @@
-"""Decoding with two language models: disagreement-guided token intervention."""
+"""Decoding with two language models: disagreement-guided token intervention, and the "plan,
+then execute" task its studies train two tiny models on (:mod:`mlcore.decoding.simulate`)."""
 
 from mlcore.decoding.intervene import (
     MEASURES,

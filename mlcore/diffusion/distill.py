@@ -30,7 +30,7 @@ def rectified_couplings(teacher: IMDMSampler, n: int, length: int, *, random_sta
         A multi-step sampler (persistent ε).
     n, length : int
     random_state : None, int or torch.Generator
-        Source of the noise and of the teacher's draws (None: torch's global generator).
+        Source of the noise and of the teacher's draws (None: fresh entropy).
 
     Returns
     -------
@@ -81,7 +81,7 @@ def distill_on_couplings(
     lr : float
     t : float in (0, 1] or None
     random_state : None, int or torch.Generator
-        Source of the mini-batches and masks (None: torch's global generator).
+        Source of the mini-batches and masks (None: fresh entropy).
     progress : bool
         Show a progress bar over the steps.
 

@@ -99,7 +99,7 @@ class InfiniteMaskEmbedding(nn.Module):
     def sample_noise(self, batch: int, length: int, *, random_state=None, device=None, dtype=None):
         """Draw ε of shape (batch, length, noise_dim).
 
-        ``random_state``: None (torch's global generator), an int seed or a torch.Generator.
+        ``random_state``: None (fresh entropy), an int seed, a numpy or a torch.Generator.
         """
         batch = check_positive_int(batch, name="batch")
         length = check_positive_int(length, name="length")
@@ -189,8 +189,8 @@ def imdm_elbo_loss(
         weight is infinite; t = 1 is fully masked).
     t_min : float
         Smallest sampled time (the 1/t weight is unbounded at 0).
-    random_state : None, int or torch.Generator
-        Source of the times and the masks (None: torch's global generator).
+    random_state : None, int, numpy Generator or torch.Generator
+        Source of the times, the masks and a drawn ε (None: fresh entropy).
     reduction : {"mean", "sum", "none"}
 
     Raises
@@ -229,6 +229,8 @@ def imdm_elbo_loss(
         t = torch.full((batch,), t, dtype=torch.float32, device=x0.device)
     masked = torch.rand(x0.shape, generator=generator, device=x0.device) < t.unsqueeze(1)
     xt = torch.where(masked, torch.full_like(x0, mask_id), x0)
+    if eps is None:  # from the loss's own stream, so that a seeded loss is reproducible
+        eps = embedding.sample_noise(*x0.shape, random_state=generator, device=x0.device)
     logits = denoiser(xt, eps)
     return masked_diffusion_loss(logits, x0, masked, t, reduction=reduction)
 

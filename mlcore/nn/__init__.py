@@ -9,7 +9,7 @@ from mlcore.nn.positional import (
     hipe_scales,
     rope_frequencies,
 )
-from mlcore.nn.simulate import local_copy_sequences
+from mlcore.nn.simulate import local_copy_sequences, local_copy_val_loss
 from mlcore.nn.transformer import TinyTransformer
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "hipe_gains",
     "hipe_scales",
     "local_copy_sequences",
+    "local_copy_val_loss",
     "mixer_ssm_inputs",
     "rope_frequencies",
     "selective_scan",

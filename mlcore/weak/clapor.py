@@ -293,8 +293,9 @@ class DirichletPriorPerturbation:
     n_samples : int
         ``M``, priors drawn per call.
     random_state : None, int or torch.Generator
-        None draws from torch's global generator; otherwise the draws come from this stream
-        (a torch.Generator on the prior's device type).
+        The stream of the draws: None seeds one from fresh entropy, an int seeds it, a
+        torch.Generator (on the prior's device type) is used as it is. Torch's global RNG is
+        left as it was.
 
     Notes
     -----
@@ -345,8 +346,6 @@ class DirichletPriorPerturbation:
         return self.omega * prior_hat + (1.0 - self.omega) / prior_hat.numel()
 
     def _generator_for(self, device: torch.device):
-        if self.random_state is None:
-            return None
         if self._generator is None or self._generator.device.type != device.type:
             self._generator = torch_generator(self.random_state, device)
         return self._generator
@@ -358,12 +357,10 @@ class DirichletPriorPerturbation:
         _check_prior(prior_hat, n_classes=prior_hat.numel(), name="prior_hat")
         dist = torch.distributions.Dirichlet(self.kappa * self.centre(prior_hat))
         generator = self._generator_for(prior_hat.device)
-        if generator is None:
+        devices = [prior_hat.device] if prior_hat.device.type == "cuda" else []
+        # torch's Dirichlet takes no generator: its draws come from a seeded, restored global RNG
+        with seeded_torch(generator, devices=devices):
             draws = dist.sample((self.n_samples,))
-        else:
-            devices = [prior_hat.device] if prior_hat.device.type == "cuda" else []
-            with seeded_torch(generator, devices=devices):
-                draws = dist.sample((self.n_samples,))
         return draws.clamp_min(torch.finfo(draws.dtype).tiny)
 
     def __repr__(self) -> str:

@@ -98,6 +98,10 @@ def test_seeded_draws_repeat_and_leave_the_global_stream_alone():
     torch.testing.assert_close(after, expected, rtol=0, atol=0)
     assert a.shape == (4, 6) and bool((a > 0).all())
     torch.testing.assert_close(a.sum(1), torch.ones(4, dtype=torch.float64))
+    # unseeded: fresh entropy, and still not the global stream (its next draw is unchanged)
+    torch.manual_seed(123)
+    DirichletPriorPerturbation(10.0)(PI)
+    torch.testing.assert_close(torch.rand(3), expected, rtol=0, atol=0)
 
 
 def test_tiny_concentrations_keep_log_priors_finite():

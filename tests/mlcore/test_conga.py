@@ -8,13 +8,19 @@ import pandas as pd
 import pytest
 import scipy.stats
 import torch
-from sklearn.datasets import load_digits
 from torch import nn
 
 from mlcore.functional import softmax_entropy
 from mlcore.losses import EntropyLoss
 from mlcore.results import TrainingResult
-from mlcore.tta import CONGA, Tent, configure_norm_params, corrupt_images
+from mlcore.tta import (
+    CONGA,
+    Tent,
+    configure_norm_params,
+    corrupt_images,
+    digits_source_model,
+    digits_split,
+)
 from statcore.exceptions import ConvergenceWarning
 
 
@@ -353,42 +359,18 @@ BASE_LRS = (1e-3, 1e-2, 1e-1, 1.0, 3.0, 10.0)
 SEEDS = (0, 1, 2, 3, 4)
 
 
-def _digits_source_model(x, y, seed):
-    torch.manual_seed(seed)
-    net = nn.Sequential(
-        nn.Flatten(),
-        nn.Linear(64, 64),
-        nn.BatchNorm1d(64),
-        nn.ReLU(),
-        nn.Linear(64, 64),
-        nn.BatchNorm1d(64),
-        nn.ReLU(),
-        nn.Linear(64, 10),
-    )
-    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
-    for _ in range(30):
-        for idx in torch.randperm(len(y)).split(100):
-            opt.zero_grad()
-            nn.functional.cross_entropy(net(x[idx]), y[idx]).backward()
-            opt.step()
-    return net.eval()
-
-
 def _online_accuracy(tent, x, y, order):
     correct = sum(int((tent(x[idx]).argmax(1) == y[idx]).sum()) for idx in order.split(32))
     return correct / len(y)
 
 
 def test_conga_keeps_tent_robust_across_base_learning_rates():
-    digits = load_digits()
-    images, labels = digits.images / 16.0, digits.target
-    perm = np.random.default_rng(0).permutation(len(labels))
-    train, test = perm[:1000], perm[1000:]
+    images, labels, train, test = digits_split(1000, random_state=0)
     x_train = torch.tensor(images[train], dtype=torch.float32)
     y_train, y_test = torch.tensor(labels[train]), torch.tensor(labels[test])
     source, worst_const, worst_conga = [], [], []
     for seed in SEEDS:
-        net = _digits_source_model(x_train, y_train, seed)
+        net = digits_source_model(x_train, y_train, random_state=seed)
         corrupted = corrupt_images(images[test], "gaussian_noise", 2.0, random_state=seed)
         x_test = torch.tensor(corrupted, dtype=torch.float32)
         order = torch.randperm(len(y_test), generator=torch.Generator().manual_seed(seed))
@@ -415,3 +397,22 @@ def test_conga_keeps_tent_robust_across_base_learning_rates():
     # and no more than 1 point below the unadapted source model
     assert worst_conga >= worst_const + 0.05
     assert worst_conga >= source - 0.01
+
+
+def test_digits_source_model_is_reproducible_and_leaves_the_global_rng():
+    images, labels, train, test = digits_split(1000, random_state=0)
+    assert len(train) == 1000 and len(np.intersect1d(train, test)) == 0
+    x = torch.tensor(images[train[:200]], dtype=torch.float32)
+    y = torch.tensor(labels[train[:200]])
+    state = torch.random.get_rng_state()
+    first = digits_source_model(x, y, epochs=2, random_state=3)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    second = digits_source_model(x, y, epochs=2, random_state=3)
+    other = digits_source_model(x, y, epochs=2, random_state=4)
+    weights = [m.state_dict()["1.weight"] for m in (first, second, other)]
+    assert torch.equal(weights[0], weights[1]) and not torch.equal(weights[0], weights[2])
+    assert not first.training  # eval mode: Tent, not the caller, switches the norms on
+    with pytest.raises(ValueError, match="`inputs` must be"):
+        digits_source_model(x[:, 0], y)
+    with pytest.raises(ValueError, match="`n_train` must leave test rows"):
+        digits_split(len(labels))

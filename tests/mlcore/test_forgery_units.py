@@ -1,6 +1,7 @@
 """DNA forgery-discriminative units (Dou et al. 2026, arXiv:2601.22515) on a digits CNN.
 
-"Generated" digits come from a deterministic generator artefact: the 8x8 digit is upsampled by
+"Generated" digits (:func:`mlcore.analysis.simulate.upsampled_digits`) come from a deterministic
+generator artefact: the 8x8 digit is upsampled by
 zero insertion and a fixed, slightly anisotropic 3x3 kernel (a transposed convolution: the
 checkerboard trace of GAN and diffusion decoders); real digits are bilinear upsamplings of the
 same 8x8 images, so content is shared and only the trace differs.
@@ -10,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from sklearn.datasets import load_digits
 from torch import nn
 
 from mlcore.analysis.forgery import (
@@ -20,54 +20,23 @@ from mlcore.analysis.forgery import (
     ablate_units,
     kneedle,
 )
+from mlcore.analysis.simulate import digit_backbone, upsampled_digits
 
 LAYERS = ["1", "3", "6", "9"]
 SEEDS = (0, 1, 2)
 SHOTS = 16
 
 
-def _images():
-    digits = load_digits()
-    small = torch.tensor(digits.images / 16.0, dtype=torch.float32)[:, None]
-    real = nn.functional.interpolate(small, scale_factor=2, mode="bilinear", align_corners=False)
-    smooth = torch.tensor([[0.25, 0.5, 0.25], [0.5, 1.0, 0.5], [0.25, 0.5, 0.25]])
-    kernel = smooth * torch.tensor([[1.3, 0.7, 1.3], [0.7, 1.0, 0.7], [1.3, 0.7, 1.3]])
-    zeros = torch.zeros(len(small), 1, 16, 16)
-    zeros[:, :, ::2, ::2] = small
-    fake = nn.functional.conv2d(zeros, kernel[None, None], padding=1)
-    return real, fake, digits.target
-
-
 @pytest.fixture(scope="module")
 def setup():
-    torch.manual_seed(0)
-    real, fake, labels = _images()
-    net = nn.Sequential(
-        nn.Conv2d(1, 8, 3, padding=1),
-        nn.ReLU(),
-        nn.Conv2d(8, 16, 3, padding=1),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(16, 16, 3, padding=1),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(256, 10),
-    )
-    order = np.random.default_rng(0).permutation(len(labels))
-    train, pool = order[:1200], order[1200:]
-    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
-    target = torch.tensor(labels)
+    real, fake, labels = upsampled_digits()
     with torch.random.fork_rng():
         torch.set_num_threads(1)
-        for _ in range(4):
-            for idx in torch.tensor(train)[torch.randperm(len(train))].split(64):
-                opt.zero_grad()
-                nn.functional.cross_entropy(net(real[idx]), target[idx]).backward()
-                opt.step()
-    net.eval()
+        net, _, pool = digit_backbone(real, labels, random_state=0)
     with torch.no_grad():
-        digit_acc = float((net(real[pool]).argmax(1) == target[pool]).float().mean())
+        digit_acc = float(
+            (net(real[pool]).argmax(1) == torch.as_tensor(labels[pool])).float().mean()
+        )
     return net, real, fake, labels, pool, digit_acc
 
 
@@ -131,6 +100,21 @@ def test_backbone_learned_digits(setup):
     # the units are read from a working classifier, not an untrained net: digits accuracy of a
     # 3-epoch CNN on 597 held-out digits is above 0.8 (chance 0.1)
     assert setup[-1] > 0.8
+
+
+def test_digit_backbone_is_reproducible_and_leaves_the_global_rng(setup):
+    net, real, _, labels, pool, _ = setup
+    state = torch.random.get_rng_state()
+    again, _, again_pool = digit_backbone(real, labels, epochs=1, random_state=0)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    np.testing.assert_array_equal(again_pool, pool)  # the split is drawn before training
+    other, _, _ = digit_backbone(real, labels, epochs=1, random_state=0)
+    for a, b in zip(again.parameters(), other.parameters(), strict=True):
+        assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="`n_train` must leave a pool"):
+        digit_backbone(real, labels, n_train=len(labels))
+    with pytest.raises(ValueError, match="`images` must be"):
+        digit_backbone(real[:, 0], labels)
 
 
 def test_layer_profile_and_truncation(study):

@@ -15,6 +15,7 @@ from mlcore.nn import (
     hipe_gains,
     hipe_scales,
     local_copy_sequences,
+    local_copy_val_loss,
     rope_frequencies,
 )
 
@@ -207,34 +208,15 @@ def test_local_copy_sequences_copy_within_the_window():
 
 
 # -- acceptance 4: matched-sigma HIPE beats RoPE with little data ------------------------------------
-VOCAB, LENGTH, WINDOW = 16, 32, 8
+VOCAB = 16  # local_copy_val_loss's default vocabulary
 MATCHED_SIGMAS = [3.0, 8.0]  # gaussian half widths of about 4 and 10 tokens around the window 8
-
-
-def _final_val_loss(pos, n_train, seed, sigmas=None, steps=200):
-    torch.manual_seed(seed)
-    train = local_copy_sequences(n_train, LENGTH, VOCAB, WINDOW, random_state=1000 + seed)
-    val = local_copy_sequences(256, LENGTH, VOCAB, WINDOW, random_state=99)
-    lm = TinyTransformer(VOCAB, 32, 2, 2, pos=pos, sigmas=sigmas)
-    opt = torch.optim.AdamW(lm.parameters(), lr=3e-3, weight_decay=0.1)
-    gen = torch.Generator().manual_seed(seed)
-    for _ in range(steps):
-        batch = train[torch.randint(0, n_train, (16,), generator=gen)]
-        loss = F.cross_entropy(lm(batch[:, :-1]).reshape(-1, VOCAB), batch[:, 1:].reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    lm.eval()
-    with torch.no_grad():
-        logits = lm(val[:, :-1])[:, WINDOW - 1 :]
-        return float(F.cross_entropy(logits.reshape(-1, VOCAB), val[:, WINDOW:].reshape(-1)))
 
 
 def test_matched_sigma_hipe_beats_rope_at_small_data():
     gaps = []
     for seed in range(3):
-        rope = _final_val_loss("rope", 128, seed)
-        hipe = _final_val_loss("hipe", 128, seed, MATCHED_SIGMAS)
+        rope = local_copy_val_loss("rope", 128, random_state=seed)
+        hipe = local_copy_val_loss("hipe", 128, sigmas=MATCHED_SIGMAS, random_state=seed)
         assert hipe < math.log(VOCAB)  # both learn something: below the uniform predictor
         gaps.append(rope - hipe)
     # Fixed budget (200 AdamW steps on 128 sequences, ~25 epochs), as in the paper's fixed-step
@@ -242,3 +224,14 @@ def test_matched_sigma_hipe_beats_rope_at_small_data():
     # the spec's margin is 0.05 nats on average, and every seed must favour HIPE
     assert min(gaps) > 0
     assert np.mean(gaps) >= 0.05, gaps
+
+
+def test_local_copy_val_loss_is_reproducible_and_checks_its_seed():
+    state = torch.random.get_rng_state()
+    first = local_copy_val_loss("rope", 32, steps=3, random_state=5)
+    assert torch.equal(torch.random.get_rng_state(), state)  # the global stream is untouched
+    assert first == local_copy_val_loss("rope", 32, steps=3, random_state=5)
+    # three steps from random weights: still close to the uniform predictor's log(16)
+    assert abs(first - math.log(VOCAB)) < 0.5
+    with pytest.raises(ValueError, match="random_state"):
+        local_copy_val_loss("rope", 32, random_state=-1)

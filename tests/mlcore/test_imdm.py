@@ -22,6 +22,7 @@ from mlcore.diffusion.synthetic import (
     pair_kl_to_data,
     pair_validity,
     paired_tokens,
+    train_paired_denoiser,
 )
 from mlcore.functional import masked_diffusion_loss
 from mlcore.losses import MaskedDiffusionLoss
@@ -144,17 +145,10 @@ def elbo_trained():
     """A denoiser trained on (a, a) pairs with the ELBO only (600 Adam steps, batch 256)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    torch.manual_seed(0)
-    gen = torch.Generator().manual_seed(0)
-    model = TinyDenoiser(K, 2, noise_dim=8, hidden=128)
-    opt = torch.optim.Adam(model.parameters(), 1e-3)
-    for step in range(600):
-        loss = imdm_elbo_loss(model, paired_tokens(256, K, random_state=step), random_state=gen)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    torch.set_num_threads(threads)
-    return model
+    try:
+        return train_paired_denoiser(K, random_state=0)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_one_step_mdm_is_capped_by_the_factorisation_error(elbo_trained):
@@ -269,3 +263,14 @@ def test_bad_input():
         distill_on_couplings(model, torch.zeros(5, 2, 16), torch.zeros(4, 2, dtype=torch.long))
     with pytest.raises(ValueError, match=r"\(n, 2\) token pairs"):
         pair_validity(np.zeros((3, 3)))
+
+
+def test_train_paired_denoiser_is_reproducible_and_leaves_the_global_rng():
+    state = torch.random.get_rng_state()
+    first = train_paired_denoiser(4, steps=2, batch_size=8, random_state=3)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    second = train_paired_denoiser(4, steps=2, batch_size=8, random_state=3)
+    for a, b in zip(first.parameters(), second.parameters(), strict=True):
+        assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="n_tokens"):
+        train_paired_denoiser(1)

@@ -17,41 +17,18 @@ import torch
 from torch.nn import functional as F
 
 from mlcore.decoding import InterventionResult, intervene_generate, token_disagreement
+from mlcore.decoding.simulate import (
+    BOS,
+    EOS,
+    N_NEW,
+    VOCAB,
+    plan_execute_task,
+    train_plan_execute_model,
+)
 from mlcore.nn import TinyTransformer
 
-K, BOS, SEP, EOS, VOCAB = 8, 13, 14, 15, 16
-NEW = K + 2
-A, B = torch.arange(100) // 10, torch.arange(100) % 10
-
-
-def _sequences(a, b, plan):
-    steps = torch.arange(1, K + 1)
-    execution = (a[:, None] + steps * (plan[:, None] + 1)) % 10
-    head = torch.stack([torch.full_like(a, BOS), a, b, torch.full_like(a, SEP), 10 + plan], 1)
-    return torch.cat([head, execution, torch.full_like(a, EOS)[:, None]], 1)
-
-
-CORRECT = _sequences(A, B, (A + B) % 3)
-PROMPTS, ANSWERS = CORRECT[:, :4], CORRECT[:, 4:]
-
-
-def _train(shortcut: float, seed: int) -> TinyTransformer:
-    gen = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    lm = TinyTransformer(VOCAB, 32, 2, 2)
-    opt = torch.optim.AdamW(lm.parameters(), lr=3e-3)
-    for _ in range(250):
-        i = torch.randint(0, 100, (64,), generator=gen)
-        plan = (A[i] + B[i]) % 3
-        if shortcut:
-            plan = torch.where(torch.rand(64, generator=gen) < shortcut, A[i] % 3, plan)
-        seq = _sequences(A[i], B[i], plan)
-        logits = lm(seq[:, :-1])[:, 3:]
-        loss = F.cross_entropy(logits.reshape(-1, VOCAB), seq[:, 4:].reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return lm.eval()
+NEW = N_NEW
+PROMPTS, ANSWERS = plan_execute_task()
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +37,10 @@ def pair():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return _train(0.6, seed=0), _train(0.0, seed=1)
+        return (
+            train_plan_execute_model(0.6, random_state=0),
+            train_plan_execute_model(0.0, random_state=1),
+        )
     finally:
         torch.set_num_threads(threads)
 
@@ -375,3 +355,14 @@ def test_hf_kv_cache_matches_recomputation():
 def test_hf_vocab_mismatch_is_refused():
     with pytest.raises(ValueError, match="vocab sizes 16 and 20"):
         intervene_generate(_gpt2(0), _gpt2(1, vocab=20), PROMPTS[:1])
+
+
+def test_plan_execute_task_and_trainer_inputs():
+    prompts, answers = plan_execute_task()
+    assert prompts.shape == (100, 4) and answers.shape == (100, NEW)
+    # answer 37 = [BOS, 3, 7, SEP] -> plan (3 + 7) mod 3 = 1, steps of 2 from 3, then EOS
+    assert answers[37].tolist() == [11, 5, 7, 9, 1, 3, 5, 7, 9, EOS]
+    with pytest.raises(ValueError, match="shortcut"):
+        train_plan_execute_model(1.5)
+    with pytest.raises(ValueError, match="random_state"):
+        train_plan_execute_model(0.0, random_state=-1)
