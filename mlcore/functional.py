@@ -62,8 +62,7 @@ def softmax_entropy(
 
     References
     ----------
-    Wang, D., Shelhamer, E., Liu, S., Olshausen, B. and Darrell, T. (2021). Tent: fully
-    test-time adaptation by entropy minimization. *ICLR 2021*.
+    Wang et al. (2021), Tent's objective; full reference in :class:`mlcore.tta.Tent`.
 
     Examples
     --------

@@ -107,9 +107,8 @@ def rollout(
         starts give equal start states (GRPO's groups).
     greedy : bool
         Take the argmax action instead of sampling.
-    random_state : None, int or torch.Generator
-        Seeds the action sampling (None: torch's global generator, see
-        :func:`mlcore.seed_everything`).
+    random_state : None, int, numpy Generator or torch.Generator
+        Seeds the action sampling (None: fresh entropy); torch's global RNG is not touched.
     history_len : int, optional
         History rows built (default ``env.max_steps``).
 
@@ -472,6 +471,21 @@ class Sea2Agent:
             )
         return rooms
 
+    def _close_stage(self, stage: str, records, start: float, n_iter: int, **fields):
+        """End a training stage: the policy back in eval mode, its record kept in ``history``."""
+        self.policy.eval()
+        result = budget_result(
+            records,
+            wall_time_s=time.perf_counter() - start,
+            device=str(module_device(self.policy)),
+            function=f"Sea2Agent.{stage}",
+            n_iter=n_iter,
+            maxiter=n_iter,
+            **fields,
+        )
+        self.history[stage] = result
+        return result
+
     def sft(
         self,
         env,
@@ -544,16 +558,13 @@ class Sea2Agent:
             opt.step()
             accuracy = (logits.argmax(1) == targets[idx]).float().mean()
             records.append({"step": step, "loss": loss.item(), "accuracy": accuracy.item()})
-        self.policy.eval()
-        result = budget_result(
+        return self._close_stage(
+            "sft",
             records,
+            start,
+            n_steps,
             method="Sea² stage 1: SFT on rule-based exploration",
             nobs=len(targets),
-            wall_time_s=time.perf_counter() - start,
-            device=str(device),
-            function="Sea2Agent.sft",
-            n_iter=n_steps,
-            maxiter=n_steps,
             criterion=f"cross-entropy after {n_steps} steps",
             remedy="lower `lr`",
             monitor="loss",
@@ -564,8 +575,6 @@ class Sea2Agent:
                 "lr": lr,
             },
         )
-        self.history["sft"] = result
-        return result
 
     def grpo(
         self,
@@ -593,10 +602,8 @@ class Sea2Agent:
 
         Parameters
         ----------
-        env : gymnasium.Env
-            See :func:`~mlcore.active.env.check_pose_env`; stepped through copies only.
-        rooms : sequence of int
-            Training room seeds.
+        env, rooms
+            As in :meth:`sft`.
         n_iter, n_groups, group_size, n_inner
             Iterations, start states per iteration, episodes per start state (``G``), gradient
             steps per batch of episodes.
@@ -665,16 +672,13 @@ class Sea2Agent:
                     "kl": kl.item(),
                 }
             )
-        self.policy.eval()
-        result = budget_result(
+        return self._close_stage(
+            "grpo",
             records,
+            start,
+            n_iter,
             method="Sea² stage 2: GRPO on the perception reward",
             nobs=n_iter * n_groups * group_size,
-            wall_time_s=time.perf_counter() - start,
-            device=str(module_device(self.policy)),
-            function="Sea2Agent.grpo",
-            n_iter=n_iter,
-            maxiter=n_iter,
             criterion=f"GRPO loss after {n_iter} iterations",
             remedy="lower `lr` or raise `beta`",
             monitor="reward",
@@ -689,5 +693,3 @@ class Sea2Agent:
                 "beta": beta,
             },
         )
-        self.history["grpo"] = result
-        return result

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 from torch import nn
 
+from mlcore._studies import t_interval_row
 from mlcore.active.grpo import rollout
 from statcore.results import Results, Summary
-from statcore.results.intervals import mean_t_interval
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     check_alpha,
     check_option,
@@ -34,9 +34,7 @@ def _plot_accuracy(results, ax=None, metric: str = "accuracy", **kwargs):
     t = t[t["metric"] == metric]
     err = np.vstack([t["estimate"] - t["conf_low"], t["conf_high"] - t["estimate"]])
     ax.bar(t["policy"], t["estimate"], yerr=np.nan_to_num(err), capsize=4, **kwargs)
-    ax.set_ylabel(metric.replace("_", " "))
-    ax.set_title(results.method)
-    return ax
+    return label_axes(ax, ylabel=metric.replace("_", " "), title=results.method)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -101,15 +99,11 @@ class ActivePerceptionResult(Results):
         for metric in METRICS:
             units = self._units(metric)
             for policy in self.policies:
-                mean, se, lo, hi = mean_t_interval(units[policy].dropna(), alpha)
                 rows.append(
                     {
                         "policy": policy,
                         "metric": metric,
-                        "estimate": mean,
-                        "std_error": se,
-                        "conf_low": lo,
-                        "conf_high": hi,
+                        **t_interval_row(units[policy].dropna(), alpha),
                         "n_units": int(units[policy].notna().sum()),
                     }
                 )
@@ -125,16 +119,8 @@ class ActivePerceptionResult(Results):
         for other in self.policies:
             if other == policy:
                 continue
-            mean, se, lo, hi = mean_t_interval((units[policy] - units[other]).dropna(), self.alpha)
-            rows.append(
-                {
-                    "baseline": other,
-                    "estimate": mean,
-                    "std_error": se,
-                    "conf_low": lo,
-                    "conf_high": hi,
-                }
-            )
+            diff = (units[policy] - units[other]).dropna()
+            rows.append({"baseline": other, **t_interval_row(diff, self.alpha)})
         return pd.DataFrame(rows)
 
     def glance(self) -> pd.DataFrame:

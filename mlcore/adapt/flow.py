@@ -41,7 +41,7 @@ from mlcore.adapt import lorentz as L
 from mlcore.results import TrainingResult
 from statcore.base import Estimator
 from statcore.results import Results, Summary
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     check_option,
     check_positive,
@@ -206,11 +206,9 @@ def _plot_steps(results, ax=None, **kwargs):
     ax.plot(table["step"], table["accuracy"], marker="o", label="fixed steps", **kwargs)
     ax.scatter([results.stop_steps.mean()], [results.accuracy], marker="*", s=120,
                color="black", zorder=3, label=f"{results.stop} stopping")  # fmt: skip
-    ax.set_xlabel("Euler steps")
-    ax.set_ylabel("accuracy")
-    ax.set_title(results.method)
-    ax.legend()
-    return ax
+    return label_axes(
+        ax, xlabel="Euler steps", ylabel="accuracy", title=results.method, legend="inside"
+    )
 
 
 def _plot_trajectories(results, ax=None, n_max: int = 200, **kwargs):
@@ -229,9 +227,9 @@ def _plot_trajectories(results, ax=None, n_max: int = 200, **kwargs):
         ax.plot(xy[:, i, 0], xy[:, i, 1], color=f"C{int(colours[i]) % 10}", lw=0.6, alpha=0.6,
                 **kwargs)  # fmt: skip
     ax.scatter(xy[0, :, 0], xy[0, :, 1], s=6, color="0.5", label="start")
-    ax.set_title(f"{results.method}: trajectories (PCA of directions)")
-    ax.legend()
-    return ax
+    return label_axes(
+        ax, title=f"{results.method}: trajectories (PCA of directions)", legend="inside"
+    )
 
 
 def _plot_history(results, ax=None, **kwargs):

@@ -42,7 +42,7 @@ from mlcore.results import TrainingResult
 from statcore.compat import renamed_attribute
 from statcore.progress import progress as progress_bar
 from statcore.results import Summary
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     check_positive,
     check_positive_int,
@@ -83,11 +83,9 @@ def _plot_scores(results, ax=None, **kwargs):
     bins = np.histogram_bin_edges(s, bins=30)
     ax.hist(s, bins=bins, color="0.7", label="all windows", **kwargs)
     ax.hist(s[results.anchors], bins=bins, color="C0", label="anchors", **kwargs)
-    ax.set_xlabel("Var_k of zoo errors")
-    ax.set_ylabel("windows")
-    ax.set_title(results.method)
-    ax.legend()
-    return ax
+    return label_axes(
+        ax, xlabel="Var_k of zoo errors", ylabel="windows", title=results.method, legend="inside"
+    )
 
 
 def _plot_rewards(results, ax=None, **kwargs):
@@ -96,11 +94,9 @@ def _plot_rewards(results, ax=None, **kwargs):
     h = results.history.history
     ax.plot(h["step"], h["reward"], label="mean reward", **kwargs)
     ax.plot(h["step"], h["baseline"], label="baseline", color="0.4", ls="--")
-    ax.set_xlabel("REINFORCE step")
-    ax.set_ylabel("reward")
-    ax.set_title(results.method)
-    ax.legend()
-    return ax
+    return label_axes(
+        ax, xlabel="REINFORCE step", ylabel="reward", title=results.method, legend="inside"
+    )
 
 
 def _plot_windows(results, ax=None, n: int = 3, **kwargs):
@@ -110,9 +106,7 @@ def _plot_windows(results, ax=None, n: int = 3, **kwargs):
         ax.plot(results.anchor_windows[i, :, 0], color="0.5")
         ax.plot(results.augmented[i, :, 0], color=f"C{i}", **kwargs)
     ax.axvline(results.lookback - 0.5, color="k", lw=0.8, ls=":")
-    ax.set_xlabel("time in window (dotted: forecast origin)")
-    ax.set_title(results.method)
-    return ax
+    return label_axes(ax, xlabel="time in window (dotted: forecast origin)", title=results.method)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

@@ -15,7 +15,7 @@ from mlcore.augment.forecasters import check_windows, forecast_mse, new_model, t
 from statcore.progress import progress as progress_bar
 from statcore.results import Results, Summary
 from statcore.results.intervals import mean_t_interval
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import check_positive_int, check_random_state, describe
 
 __all__ = ["AugmentationComparison", "compare_augmenters", "train_with_augmentation"]
@@ -88,9 +88,7 @@ def _plot_mse(results, ax=None, **kwargs):
         capsize=4,
         **kwargs,
     )
-    ax.set_ylabel("test MSE")
-    ax.set_title(results.method)
-    return ax
+    return label_axes(ax, ylabel="test MSE", title=results.method)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

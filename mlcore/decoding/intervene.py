@@ -45,8 +45,8 @@ def token_disagreement(base_logits, reasoner_logits, measure: str = "kl") -> tor
 
     References
     ----------
-    Shen, Sheng, Chen, Zhang and Wang (2026). Reasoning can be restored by correcting a few
-    decision tokens. *ICML 2026*, arXiv:2605.16874.
+    Shen et al. (2026), the disagreement trigger of :func:`intervene_generate` (full reference
+    there).
 
     Examples
     --------
@@ -204,8 +204,8 @@ def intervene_generate(
     use_cache : bool, optional
         Keep KV caches (Hugging Face models only; default: for them). False re-reads the whole
         prefix every step.
-    random_state : None, int or torch.Generator
-        Seeds the sampling; None uses torch's global generator.
+    random_state : None, int, numpy Generator or torch.Generator
+        Seeds the sampling (None: fresh entropy); torch's global RNG is not touched.
 
     Returns
     -------

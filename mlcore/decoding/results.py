@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from statcore.results import Results, Summary
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes
 
 
 def _plot_trace(results, ax=None, sequence=0, **kwargs):
@@ -25,11 +25,13 @@ def _plot_trace(results, ax=None, sequence=0, **kwargs):
     )
     label = f"threshold {results.threshold:g}"
     ax.axhline(results.threshold, color="0.4", linestyle="--", label=label)
-    ax.set_xlabel("generated position")
-    ax.set_ylabel("disagreement")
-    ax.set_title(f"{results.method}: sequence {sequence}")
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax,
+        xlabel="generated position",
+        ylabel="disagreement",
+        title=f"{results.method}: sequence {sequence}",
+        legend="beside",
+    )
 
 
 def _plot_positions(results, ax=None, **kwargs):
@@ -38,10 +40,12 @@ def _plot_positions(results, ax=None, **kwargs):
     width = results.tokens.shape[1]
     counts = results.intervened.sum(axis=0)
     ax.bar(np.arange(width), counts, **kwargs)
-    ax.set_xlabel("generated position")
-    ax.set_ylabel("interventions")
-    ax.set_title(f"{results.method}: {results.n_interventions.sum()} interventions")
-    return ax
+    return label_axes(
+        ax,
+        xlabel="generated position",
+        ylabel="interventions",
+        title=f"{results.method}: {results.n_interventions.sum()} interventions",
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

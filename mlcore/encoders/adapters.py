@@ -98,7 +98,19 @@ def _ids_from_tokenizer(tokenizer, texts, device, **hf_kwargs) -> torch.Tensor:
     return ids.to(device=device, dtype=torch.long)
 
 
-class HFCLIPEncoder:
+class _WrappedModel:
+    """What the adapters of a library's CLIP model share: ``self.model`` and its layer names."""
+
+    @property
+    def device(self) -> torch.device:
+        return module_device(self.model)
+
+    @property
+    def image_layer_names(self) -> tuple:
+        return self._layer_names
+
+
+class HFCLIPEncoder(_WrappedModel):
     """A ``transformers`` ``CLIPModel`` as a :class:`DualEncoder` and
     :class:`PromptableTextEncoder`.
 
@@ -153,14 +165,6 @@ class HFCLIPEncoder:
     @property
     def logit_scale(self) -> float:
         return float(self.model.logit_scale.detach().exp())
-
-    @property
-    def device(self) -> torch.device:
-        return module_device(self.model)
-
-    @property
-    def image_layer_names(self) -> tuple:
-        return self._layer_names
 
     def _images(self, images) -> torch.Tensor:
         size = self._vision_config.image_size
@@ -227,7 +231,7 @@ def _open_clip_text_tower(model):
     )
 
 
-class OpenCLIPEncoder:
+class OpenCLIPEncoder(_WrappedModel):
     """An ``open_clip`` model as a :class:`DualEncoder` and :class:`PromptableTextEncoder`.
 
     Parameters
@@ -296,14 +300,6 @@ class OpenCLIPEncoder:
     @property
     def logit_scale(self) -> float:
         return float(self.model.logit_scale.detach().exp().reshape(-1)[0])
-
-    @property
-    def device(self) -> torch.device:
-        return module_device(self.model)
-
-    @property
-    def image_layer_names(self) -> tuple:
-        return self._layer_names
 
     def _images(self, images) -> torch.Tensor:
         size = getattr(self.model.visual, "image_size", None)

@@ -302,8 +302,7 @@ def tiny_clip(device=None) -> TinyCLIP:
 
     References
     ----------
-    Radford, Kim, Hallacy, et al. (2021). Learning transferable visual models from natural
-    language supervision. *ICML 2021*.
+    Radford et al. (2021), CLIP; full reference in :class:`TinyCLIP`.
 
     Examples
     --------

@@ -27,7 +27,7 @@ from mlcore.fewshot.boif import cache_likelihood
 from statcore.base import Estimator
 from statcore.distributed import borrowed_backend
 from statcore.results import Results, Summary
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     check_option,
     check_positive,
@@ -432,11 +432,9 @@ def _plot_rounds(results, ax=None, **kwargs):
     )
     ax.plot(r["round"], r["global_acc"], marker="s", label="global (G alone)", **kwargs)
     ax.axhline(results.zero_shot_acc, color="grey", ls="--", label="zero-shot (T)")
-    ax.set_xlabel("round")
-    ax.set_ylabel("test accuracy")
-    ax.set_title(results.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax, xlabel="round", ylabel="test accuracy", title=results.method, legend="beside"
+    )
 
 
 def _plot_communication(results, ax=None, **kwargs):
@@ -446,11 +444,13 @@ def _plot_communication(results, ax=None, **kwargs):
     width = 0.4
     ax.bar(r["round"] - width / 2, r["bytes_up"], width, label="up", **kwargs)
     ax.bar(r["round"] + width / 2, r["bytes_down"], width, label="down", **kwargs)
-    ax.set_xlabel("round (0: pooled class means)")
-    ax.set_ylabel("bytes")
-    ax.set_title(results.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax,
+        xlabel="round (0: pooled class means)",
+        ylabel="bytes",
+        title=results.method,
+        legend="beside",
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

@@ -9,12 +9,12 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from mlcore._studies import SeedStudy, t_interval_row
 from mlcore.federated.baselines import fedavg_prompts, local_tip_adapter, zero_shot_accuracy
 from mlcore.federated.fedspa import FedSPA
 from mlcore.federated.partition import federated_partition
 from statcore.results import Results
-from statcore.results.intervals import mean_t_interval
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import check_alpha, check_option, check_positive_int, check_random_state
 
 
@@ -29,14 +29,11 @@ def _plot_accuracy(results, ax=None, **kwargs):
         ax.errorbar(x, rows["estimate"], yerr=err, fmt="o", capsize=3, label=metric, **kwargs)
     ax.set_xticks(range(len(methods)))
     ax.set_xticklabels(methods, rotation=20, ha="right")
-    ax.set_ylabel("test accuracy")
-    ax.set_title(results.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(ax, ylabel="test accuracy", title=results.method, legend="beside")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class FederatedComparison(Results):
+class FederatedComparison(SeedStudy, Results):
     """Global and personalised accuracy of FedSPA and its baselines, by seed.
 
     Parameters
@@ -58,23 +55,15 @@ class FederatedComparison(Results):
 
     _plots: ClassVar[dict] = {"accuracy": _plot_accuracy}
 
-    @property
-    def n_seeds(self) -> int:
-        return int(self.scores["seed"].nunique())
-
     def tidy(self) -> pd.DataFrame:
         """``method, metric, estimate, std_error, conf_low, conf_high, n_seeds``."""
         rows = []
         for (method, metric), g in self.scores.groupby(["method", "metric"], sort=False):
-            mean, se, lo, hi = mean_t_interval(g["accuracy"].to_numpy(), self.alpha)
             rows.append(
                 {
                     "method": method,
                     "metric": metric,
-                    "estimate": mean,
-                    "std_error": se,
-                    "conf_low": lo,
-                    "conf_high": hi,
+                    **t_interval_row(g["accuracy"].to_numpy(), self.alpha),
                     "n_seeds": len(g),
                 }
             )
@@ -92,16 +81,7 @@ class FederatedComparison(Results):
         check_option(baseline, name="baseline", options=methods)
         wide = rows.pivot_table(index="seed", columns="method", values="accuracy")
         diff = (wide[method] - wide[baseline]).dropna().to_numpy()
-        mean, se, lo, hi = mean_t_interval(diff, self.alpha)
-        return pd.Series(
-            {
-                "estimate": mean,
-                "std_error": se,
-                "conf_low": lo,
-                "conf_high": hi,
-                "n_seeds": diff.size,
-            }
-        )
+        return pd.Series({**t_interval_row(diff, self.alpha), "n_seeds": diff.size})
 
     def glance(self) -> pd.DataFrame:
         return pd.DataFrame(

@@ -25,7 +25,7 @@ from mlcore.fewshot.adapter import MultiLevelAdapter
 from mlcore.results import TrainingResult
 from statcore.base import Estimator
 from statcore.results import Results, Summary
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     check_option,
     check_positive,
@@ -169,9 +169,7 @@ def _plot_pathways(results, ax=None, **kwargs):
         raise ValueError("the pathways plot needs `labels`; evaluate with labels")
     ax.bar(list(acc.index), acc.to_numpy(), color=["0.6", "0.4", "C0"], **kwargs)
     ax.set_ylim(0, 1)
-    ax.set_ylabel("accuracy")
-    ax.set_title(results.method)
-    return ax
+    return label_axes(ax, ylabel="accuracy", title=results.method)
 
 
 def _plot_history(results, ax=None, **kwargs):

@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import torch
 
+from mlcore._studies import SeedStudy, t_interval_row
 from mlcore.encoders.splits import kshot_split
 from mlcore.fewshot.adapter import MultiLevelAdapter
 from mlcore.fewshot.boif import BOIF, TipAdapterClassifier, _labels
 from statcore.results import Results
-from statcore.results.intervals import mean_t_interval
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     check_alpha,
     check_option,
@@ -37,15 +37,17 @@ def _plot_accuracy(results, ax=None, **kwargs):
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted(t["shots"].unique()))
     ax.set_xticklabels([str(k) for k in sorted(t["shots"].unique())])
-    ax.set_xlabel("shots per class (K)")
-    ax.set_ylabel("query accuracy")
-    ax.set_title(results.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax,
+        xlabel="shots per class (K)",
+        ylabel="query accuracy",
+        title=results.method,
+        legend="beside",
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class FewShotComparison(Results):
+class FewShotComparison(SeedStudy, Results):
     """Query accuracy of BOIF, its two pathways and Tip-Adapter, by shots and seed.
 
     Parameters
@@ -63,18 +65,14 @@ class FewShotComparison(Results):
 
     _plots: ClassVar[dict] = {"accuracy": _plot_accuracy}
 
-    @property
-    def n_seeds(self) -> int:
-        return int(self.scores["seed"].nunique())
-
     def tidy(self) -> pd.DataFrame:
         """``method, shots, estimate, std_error, conf_low, conf_high, n_seeds``: mean accuracy
         over seeds with its t-interval."""
         rows = []
         for (method, shots), g in self.scores.groupby(["method", "shots"], sort=False):
-            mean, se, lo, hi = mean_t_interval(g["accuracy"].to_numpy(), self.alpha)
-            rows.append({"method": method, "shots": shots, "estimate": mean, "std_error": se,
-                         "conf_low": lo, "conf_high": hi, "n_seeds": len(g)})  # fmt: skip
+            rows.append({"method": method, "shots": shots,
+                         **t_interval_row(g["accuracy"].to_numpy(), self.alpha),
+                         "n_seeds": len(g)})  # fmt: skip
         return pd.DataFrame(rows)
 
     def contrast(self, method: str = "BOIF", baseline: str = "prior only") -> pd.DataFrame:
@@ -88,9 +86,7 @@ class FewShotComparison(Results):
         diff = (wide[method] - wide[baseline]).rename("diff").reset_index()
         rows = []
         for shots, g in diff.groupby("shots"):
-            mean, se, lo, hi = mean_t_interval(g["diff"].to_numpy(), self.alpha)
-            rows.append({"shots": shots, "estimate": mean, "std_error": se,
-                         "conf_low": lo, "conf_high": hi})  # fmt: skip
+            rows.append({"shots": shots, **t_interval_row(g["diff"].to_numpy(), self.alpha)})
         return pd.DataFrame(rows)
 
     def glance(self) -> pd.DataFrame:

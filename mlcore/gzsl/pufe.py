@@ -27,7 +27,7 @@ from mlcore.encoders._inputs import check_class_indices
 from mlcore.gzsl._inputs import as_matrix, as_seen_mask, gzsl_accuracy, input_device
 from statcore.base import Estimator
 from statcore.results import IterationRecord, Results
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes, legend_beside
 from statcore.validation import (
     check_callable,
     check_option,
@@ -446,10 +446,12 @@ def _plot_posterior(result, ax=None, y_test=None, bins=30, **kwargs):
         ax.hist(result.seen_posterior[seen], bins=edges, alpha=0.6, label="seen class", **kwargs)
         ax.hist(result.seen_posterior[~seen], bins=edges, alpha=0.6, label="unseen class", **kwargs)
         legend_beside(ax)
-    ax.set_xlabel("P(seen | z) on the test pool")
-    ax.set_ylabel("count")
-    ax.set_title(f"{result.method}: c = {result.label_frequency:.3f}")
-    return ax
+    return label_axes(
+        ax,
+        xlabel="P(seen | z) on the test pool",
+        ylabel="count",
+        title=f"{result.method}: c = {result.label_frequency:.3f}",
+    )
 
 
 def _plot_accuracy(result, ax=None, **kwargs):
@@ -458,10 +460,7 @@ def _plot_accuracy(result, ax=None, **kwargs):
         raise ValueError("no accuracy to plot: pass `y_test` to fit")
     ax = get_ax(ax)
     result.accuracy[["seen", "unseen", "harmonic"]].T.plot.bar(ax=ax, rot=0, **kwargs)
-    ax.set_ylabel("per-class mean accuracy")
-    ax.set_title(result.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(ax, ylabel="per-class mean accuracy", title=result.method, legend="beside")
 
 
 PUFEResult._plots = {"posterior": _plot_posterior, "accuracy": _plot_accuracy}

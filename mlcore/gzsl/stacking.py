@@ -17,7 +17,7 @@ from mlcore.gzsl._inputs import as_matrix, as_seen_mask, input_device
 from mlcore.gzsl.pufe import _as_like
 from statcore.base import Estimator
 from statcore.results import Results
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import check_option, check_positive_int, check_scalar
 
 CRITERIA = ("harmonic", "seen", "unseen")
@@ -89,11 +89,13 @@ def _plot_curve(result, ax=None, **kwargs):
     best = result.curve.loc[(result.curve["gamma"] - result.gamma).abs().idxmin()]
     ax.scatter([best["seen"]], [best["unseen"]], marker="*", s=90, color="black", zorder=3,
                label=f"gamma = {result.gamma:.3g}")  # fmt: skip
-    ax.set_xlabel("seen accuracy (S)")
-    ax.set_ylabel("unseen accuracy (U)")
-    ax.set_title(result.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax,
+        xlabel="seen accuracy (S)",
+        ylabel="unseen accuracy (U)",
+        title=result.method,
+        legend="beside",
+    )
 
 
 CalibratedStackingResult._plots = {"curve": _plot_curve}

@@ -297,6 +297,12 @@ def _check_spans(spans, length):
     return spans
 
 
+def _span_arguments(hooks, prompts, spans, heads):
+    """The checked ``hooks``, ``heads`` and ``spans`` of the span-level entries."""
+    hooks = _hooks(hooks)
+    return hooks, hooks._check_heads(heads), _check_spans(spans, prompts.shape[1])
+
+
 class SpanDecomposition:
     """The top heads' last-token output split by demonstration span (see
     :func:`span_decomposition`).
@@ -365,9 +371,7 @@ def span_decomposition(hooks, prompts, spans, heads) -> SpanDecomposition:
     Wang, E., Wang, Y., Bakalova, A. and Hahn, M. (2026). How few-shot examples add up: a
     causal decomposition of function vectors in in-context learning. *ICML 2026*.
     """
-    hooks = _hooks(hooks)
-    heads = hooks._check_heads(heads)
-    spans = _check_spans(spans, prompts.shape[1])
+    hooks, heads, spans = _span_arguments(hooks, prompts, spans, heads)
     layers = hooks.attention(prompts)
     inside = torch.zeros(prompts.shape[1], dtype=torch.bool)
     for start, stop in spans:
@@ -415,9 +419,7 @@ def isolated_sub_vectors(hooks, prompts, spans, heads) -> torch.Tensor:
     ----------
     Wang, E., Wang, Y., Bakalova, A. and Hahn, M. (2026). *ICML 2026*, arXiv:2605.16591.
     """
-    hooks = _hooks(hooks)
-    heads = hooks._check_heads(heads)
-    spans = _check_spans(spans, prompts.shape[1])
+    hooks, heads, spans = _span_arguments(hooks, prompts, spans, heads)
     out = []
     for one_shot in _isolated_prompts(prompts, spans):
         acts = hooks.head_activations(one_shot)
@@ -601,9 +603,7 @@ def qk_v_hybrid_patch(
     ----------
     Wang, E., Wang, Y., Bakalova, A. and Hahn, M. (2026). *ICML 2026*, arXiv:2605.16591.
     """
-    hooks = _hooks(hooks)
-    heads = hooks._check_heads(heads)
-    spans = _check_spans(spans, prompts.shape[1])
+    hooks, heads, spans = _span_arguments(hooks, prompts, spans, heads)
     context = span_decomposition(hooks, prompts, spans, heads)
     isolated = [hooks.attention(p) for p in _isolated_prompts(prompts, spans)]
     inside = torch.zeros(prompts.shape[1], dtype=torch.bool)

@@ -74,18 +74,11 @@ def _tiny_transformer_layout(model) -> HeadLayout:
     n = len(model.blocks)
 
     def attention(hooks, layer, captured):
-        # Recomputed from the block's input exactly as _Block.forward computes it, so that
+        # Recomputed from the block's input by the block's own qkv_heads, so that
         # sum_j pattern_j * v_j reproduces the captured z (checked by span_decomposition).
-        block = model.blocks[layer]
         x, positions = captured
-        b, t, d = x.shape
-        q, k, v = (
-            block.qkv(block.norm1(x))
-            .view(b, t, 3, block.n_heads, d // block.n_heads)
-            .permute(2, 0, 3, 1, 4)
-        )
-        if block.rotary is not None:
-            q, k = block.rotary(q, k, positions)
+        t = x.shape[1]
+        q, k, v = model.blocks[layer].qkv_heads(x, positions)
         scores = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5)
         causal = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
         pattern = scores.masked_fill(~causal, float("-inf")).softmax(-1)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from statcore.results import Results, Summary
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 
 
 def _plot_effects(results, ax=None, cmap="viridis", **kwargs):
@@ -104,11 +104,13 @@ def _plot_betas(results, ax=None, **kwargs):
     n = betas.shape[1]
     ax.bar(np.arange(n), betas.mean(axis=0), yerr=betas.std(axis=0), capsize=3, **kwargs)
     ax.axhline(results.baseline_beta, color="black", ls="--", label="baseline")
-    ax.set_xlabel("demonstration")
-    ax.set_ylabel("fitted beta")
-    ax.set_title(f"{results.method} (mean R2 {results.table['r2'].mean():.3f})")
-    ax.legend()
-    return ax
+    return label_axes(
+        ax,
+        xlabel="demonstration",
+        ylabel="fitted beta",
+        title=f"{results.method} (mean R2 {results.table['r2'].mean():.3f})",
+        legend="inside",
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -184,10 +186,12 @@ def _plot_mass(results, ax=None, **kwargs):
     grouped = results.table.groupby("ambiguity")["mass"]
     levels = grouped.mean().index.to_numpy(dtype=float)
     ax.errorbar(levels, grouped.mean(), yerr=grouped.std(), fmt="o-", capsize=3, **kwargs)
-    ax.set_xlabel("ambiguity of the demonstration")
-    ax.set_ylabel("attention mass from the last token")
-    ax.set_title(f"slope {results.slope:.3g} per unit of ambiguity")
-    return ax
+    return label_axes(
+        ax,
+        xlabel="ambiguity of the demonstration",
+        ylabel="attention mass from the last token",
+        title=f"slope {results.slope:.3g} per unit of ambiguity",
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -207,9 +211,7 @@ class ReweightingResult(Results):
 
     References
     ----------
-    Wang, E., Wang, Y., Bakalova, A. and Hahn, M. (2026). How few-shot examples add up: a
-    causal decomposition of function vectors in in-context learning. *ICML 2026*,
-    arXiv:2605.16591.
+    Wang et al. (2026), arXiv:2605.16591; full reference in :class:`AdditivityResult`.
     """
 
     table: pd.DataFrame
@@ -273,9 +275,7 @@ class HybridPatchResult(Results):
 
     References
     ----------
-    Wang, E., Wang, Y., Bakalova, A. and Hahn, M. (2026). How few-shot examples add up: a
-    causal decomposition of function vectors in in-context learning. *ICML 2026*,
-    arXiv:2605.16591.
+    Wang et al. (2026), arXiv:2605.16591; full reference in :class:`AdditivityResult`.
     """
 
     table: pd.DataFrame

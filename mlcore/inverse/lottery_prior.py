@@ -47,7 +47,7 @@ from statcore.base import Estimator
 from statcore.progress import progress as progress_bar
 from statcore.results import IterationRecord, Results, Summary
 from statcore.results.intervals import mean_t_interval
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     check_option,
     check_positive,
@@ -555,11 +555,13 @@ def _plot_trace(results, ax=None, **kwargs):
         ax.axhline(
             results.psnr, color="black", linestyle="--", label=f"ensemble {results.psnr:.2f} dB"
         )
-    ax.set_xlabel("step")
-    ax.set_ylabel("PSNR (dB)" if metric == "psnr" else "loss")
-    ax.set_title(results.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax,
+        xlabel="step",
+        ylabel="PSNR (dB)" if metric == "psnr" else "loss",
+        title=results.method,
+        legend="beside",
+    )
 
 
 def _plot_image(results, ax=None, **kwargs):

@@ -14,7 +14,7 @@ import torch
 from mlcore._checks import check_tensor
 from mlcore._device import as_numpy
 from statcore.results import Results
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import check_callable, check_option, check_scalar, describe
 
 RANKINGS = ("el2n", "learned_epoch", "forgetting_events", "loss")
@@ -28,20 +28,16 @@ def _plot_learned(results, ax=None, **kwargs):
     values = np.where(np.isnan(learned), never, learned)
     bins = np.arange(results.epochs[0], never + 2) - 0.5
     ax.hist(values, bins=bins, **kwargs)
-    ax.set_xlabel(f"learned epoch ({never} = never)")
-    ax.set_ylabel("examples")
-    ax.set_title(results.method)
-    return ax
+    return label_axes(
+        ax, xlabel=f"learned epoch ({never} = never)", ylabel="examples", title=results.method
+    )
 
 
 def _plot_unlearned(results, ax=None, **kwargs):
     """Fraction of examples not yet learned, by epoch."""
     ax = get_ax(ax)
     ax.plot(results.epochs, results.unlearned_fraction(), marker="o", **kwargs)
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("unlearned fraction")
-    ax.set_title(results.method)
-    return ax
+    return label_axes(ax, xlabel="epoch", ylabel="unlearned fraction", title=results.method)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

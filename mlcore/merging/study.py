@@ -15,7 +15,7 @@ import torch
 
 from mlcore.merging.methods import METHODS, _state_dict, merge
 from statcore.results import Results
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import check_callable, check_option, check_scalar, describe
 
 STOP_CRITERIA = ("train_accuracy", "unlearned_fraction", "plateau")
@@ -36,11 +36,13 @@ def _plot_curves(results, ax=None, **kwargs):
             color=line.get_color(),
             zorder=3,
         )
-    ax.set_xlabel("checkpoint step")
-    ax.set_ylabel("accuracy (mean over tasks)")
-    ax.set_title(results.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax,
+        xlabel="checkpoint step",
+        ylabel="accuracy (mean over tasks)",
+        title=results.method,
+        legend="beside",
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

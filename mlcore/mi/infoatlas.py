@@ -375,9 +375,8 @@ class InfoAtlas:
 
         Parameters
         ----------
-        x : array_like or Tensor of shape (n,) or (n, d_x)
-        y : array_like or Tensor of shape (n,) or (n, d_y)
-            Paired samples; tensors stay on their device. Nothing is modified.
+        x, y : array_like or Tensor
+            Paired samples, as in :func:`~mlcore.mi.critics.critic_mutual_information`.
         n_resamples : int
             Bootstrap passes (rows resampled, fresh padding and permutations) behind the
             interval; 0 gives the single forward pass and no interval.

@@ -289,8 +289,7 @@ class MambaLM(nn.Module):
 
     References
     ----------
-    Gu, A. and Dao, T. (2024). Mamba: linear-time sequence modeling with selective state
-    spaces. *COLM 2024*.
+    Gu and Dao (2024), Mamba; full reference in :class:`MambaBlock`.
     """
 
     def __init__(

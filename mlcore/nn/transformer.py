@@ -29,7 +29,12 @@ class _Block(nn.Module):
         self.rotary = rotary
         self.dropout = dropout
 
-    def forward(self, x, positions):
+    def qkv_heads(self, x, positions):
+        """Queries, keys and values (batch, heads, time, head_dim), rotated where rotary.
+
+        The one computation of them, shared with :mod:`mlcore.interp.hooks`, which recomputes
+        the attention pattern from a block's input.
+        """
         b, t, d = x.shape
         # the head width spelled out, not -1: an empty batch has no size to infer it from
         q, k, v = (
@@ -39,6 +44,11 @@ class _Block(nn.Module):
         )
         if self.rotary is not None:
             q, k = self.rotary(q, k, positions)
+        return q, k, v
+
+    def forward(self, x, positions):
+        b, t, d = x.shape
+        q, k, v = self.qkv_heads(x, positions)
         drop = self.dropout if self.training else 0.0
         attn = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=drop)
         x = x + self.proj(attn.transpose(1, 2).reshape(b, t, d))

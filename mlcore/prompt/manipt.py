@@ -404,15 +404,7 @@ class PromptLearner(nn.Module):
 
     References
     ----------
-    Yang et al. (2026), arXiv:2602.19198; Zhou et al. (2022), IJCV 130; Yao et al. (2023), CVPR.
-
-    Examples
-    --------
-    >>> from mlcore.encoders import shapes_dataset, tiny_clip  # doctest: +SKIP
-    >>> data = shapes_dataset(8, classes=["small red circle", "large red square"])  # doctest: +SKIP
-    >>> model = ManiPT(tiny_clip(), data.classnames, method="manipt")  # doctest: +SKIP
-    >>> res = model.fit(data.images, data.labels, maxiter=50, random_state=0)  # doctest: +SKIP
-    >>> logits = res.learner(data.images, classnames=["large red circle"])  # doctest: +SKIP
+    As in :class:`ManiPT`, the estimator that trains this learner; its docstring has an example.
     """
 
     def __init__(

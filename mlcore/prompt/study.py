@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from mlcore._studies import SeedStudy, t_interval_row
 from mlcore.encoders._inputs import check_class_indices
 from mlcore.encoders.metrics import base_novel_scores, per_class_accuracy
 from mlcore.encoders.splits import base_novel_split, kshot_split
@@ -24,8 +25,7 @@ from mlcore.prompt.manipt import (
     manifold_drift,
 )
 from statcore.results import Results, Summary
-from statcore.results.intervals import mean_t_interval
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     check_alpha,
     check_option,
@@ -51,10 +51,12 @@ def _plot_scores(results, ax=None, alpha: float = 0.05, **kwargs):
         err = np.vstack([rows["estimate"] - rows["conf_low"], rows["conf_high"] - rows["estimate"]])
         ax.bar(x, rows["estimate"], width, yerr=err, capsize=3, label=metric, **kwargs)
     ax.set_xticks(np.arange(len(methods)), [_LABELS[m] for m in methods])
-    ax.set_ylabel(f"accuracy (mean of {results.n_seeds} seeds, {100 * (1 - alpha):.0f}% t-CI)")
-    ax.set_title(f"base-to-novel, {results.shots}-shot")
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax,
+        ylabel=f"accuracy (mean of {results.n_seeds} seeds, {100 * (1 - alpha):.0f}% t-CI)",
+        title=f"base-to-novel, {results.shots}-shot",
+        legend="beside",
+    )
 
 
 def _plot_drift(results, ax=None, **kwargs):
@@ -66,9 +68,11 @@ def _plot_drift(results, ax=None, **kwargs):
         ax.bar(i, values.mean(), 0.6, alpha=0.5, **kwargs)
         ax.scatter(np.full(len(values), i), values, color="black", s=12, zorder=3)
     ax.set_xticks(np.arange(len(methods)), [_LABELS[m] for m in methods])
-    ax.set_ylabel("text drift (share of energy off the frozen PCA subspace)")
-    ax.set_title("manifold drift")
-    return ax
+    return label_axes(
+        ax,
+        ylabel="text drift (share of energy off the frozen PCA subspace)",
+        title="manifold drift",
+    )
 
 
 def _plot_history(results, ax=None, metric: str = "loss", **kwargs):
@@ -80,15 +84,17 @@ def _plot_history(results, ax=None, metric: str = "loss", **kwargs):
         ]
         mean = pd.concat(frames).groupby("step")[metric].mean()
         ax.plot(mean.index, mean.to_numpy(), label=_LABELS[method], **kwargs)
-    ax.set_xlabel("step")
-    ax.set_ylabel(metric)
-    ax.set_title("training history (mean over seeds)")
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax,
+        xlabel="step",
+        ylabel=metric,
+        title="training history (mean over seeds)",
+        legend="beside",
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
-class BaseToNovelResult(Results):
+class BaseToNovelResult(SeedStudy, Results):
     """Base, novel and harmonic-mean accuracy and feature drift of prompt-tuning methods.
 
     Parameters
@@ -117,11 +123,6 @@ class BaseToNovelResult(Results):
         "history": _plot_history,
     }
 
-    @property
-    def n_seeds(self) -> int:
-        """Number of repetitions (distinct seeds)."""
-        return int(self.scores["seed"].nunique())
-
     def tidy(self, alpha: float = 0.05) -> pd.DataFrame:
         """One row per method and metric: ``method, metric, estimate, std_error, conf_low,
         conf_high, n_seeds`` (mean over seeds with a t-interval)."""
@@ -129,15 +130,11 @@ class BaseToNovelResult(Results):
         rows = []
         for method, group in self.scores.groupby("method", sort=False):
             for metric in METRICS:
-                mean, se, low, high = mean_t_interval(group[metric].to_numpy(float), alpha)
                 rows.append(
                     {
                         "method": method,
                         "metric": metric,
-                        "estimate": mean,
-                        "std_error": se,
-                        "conf_low": low,
-                        "conf_high": high,
+                        **t_interval_row(group[metric].to_numpy(float), alpha),
                         "n_seeds": len(group),
                     }
                 )
@@ -153,10 +150,9 @@ class BaseToNovelResult(Results):
         check_option(metric, name="metric", options=METRICS)
         wide = self.scores.pivot(index="seed", columns="method", values=metric)
         diff = (wide[method] - wide[baseline]).to_numpy(float)
-        mean, se, low, high = mean_t_interval(diff, check_alpha(alpha))
         return pd.Series(
-            {"estimate": mean, "std_error": se, "conf_low": low, "conf_high": high,
-             "wins": int((diff > 0).sum()), "n_seeds": diff.size},
+            {**t_interval_row(diff, check_alpha(alpha)), "wins": int((diff > 0).sum()),
+             "n_seeds": diff.size},
             name=f"{method} - {baseline}: {metric}",
         )  # fmt: skip
 

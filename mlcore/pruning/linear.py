@@ -42,6 +42,18 @@ def _flat_inputs(layer, inputs):
     return inputs.detach().reshape(-1, layer.in_features).to(layer.weight.device, torch.float64)
 
 
+def _mask_result(method, keep, scores, sparsity, nm, **fields) -> PruningResult:
+    """The record of a pass that kept ``keep``, for ``sparsity`` or the ``nm`` pattern."""
+    return PruningResult(
+        method=method,
+        mask=as_numpy(keep),
+        scores=as_numpy(scores),
+        target_sparsity=nm[0] / nm[1] if nm else sparsity,
+        structure=structure_name(nm),
+        **fields,
+    )
+
+
 @torch.no_grad()
 def sparsegpt_prune_linear(
     layer, inputs, sparsity: float = 0.5, nm=None, *, blocksize: int = 128, percdamp: float = 0.01
@@ -112,14 +124,7 @@ def sparsegpt_prune_linear(
         W[:, i2:] -= err @ Hinv[i1:i2, i2:]
     W[~keep] = 0.0
     layer.weight.copy_(W.to(layer.weight.dtype))
-    return PruningResult(
-        method="SparseGPT",
-        nobs=x.shape[0],
-        mask=as_numpy(keep),
-        scores=as_numpy(scores),
-        target_sparsity=nm[0] / nm[1] if nm else sparsity,
-        structure=structure_name(nm),
-    )
+    return _mask_result("SparseGPT", keep, scores, sparsity, nm, nobs=x.shape[0])
 
 
 @torch.no_grad()
@@ -142,14 +147,7 @@ def wanda_prune_linear(layer, inputs, sparsity: float = 0.5, nm=None) -> Pruning
     scores = layer.weight.detach().double().abs() * x.norm(dim=0).unsqueeze(0)
     keep = nm_mask(scores, *nm) if nm is not None else row_lowest_mask(scores, sparsity)
     layer.weight.masked_fill_(~keep, 0.0)
-    return PruningResult(
-        method="Wanda",
-        nobs=x.shape[0],
-        mask=as_numpy(keep),
-        scores=as_numpy(scores),
-        target_sparsity=nm[0] / nm[1] if nm else sparsity,
-        structure=structure_name(nm),
-    )
+    return _mask_result("Wanda", keep, scores, sparsity, nm, nobs=x.shape[0])
 
 
 @torch.no_grad()
@@ -193,11 +191,4 @@ def magnitude_prune(target, sparsity: float = 0.5, nm=None) -> PruningResult:
         apply_ssm_mask(target, keep)
     else:
         weight.masked_fill_(~keep, 0.0)
-    return PruningResult(
-        method="Magnitude",
-        mask=as_numpy(keep),
-        scores=as_numpy(scores),
-        target_sparsity=nm[0] / nm[1] if nm else sparsity,
-        structure=structure_name(nm),
-        parameter=name,
-    )
+    return _mask_result("Magnitude", keep, scores, sparsity, nm, parameter=name)

@@ -21,7 +21,7 @@ import pandas as pd
 from mlcore.quant.cost import QuantOp, RooflineCostModel, check_ops
 from statcore.compat import import_optional
 from statcore.results import Results
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import check_callable, check_option, check_positive, check_positive_int
 
 COUPLINGS = ("aligned", "free")
@@ -45,10 +45,7 @@ def _plot_ops(result, ax=None, **kwargs):
             **kwargs,
         )
     ax.invert_yaxis()
-    ax.set_xlabel("predicted time (µs)")
-    ax.set_title(result.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(ax, xlabel="predicted time (µs)", title=result.method, legend="beside")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -126,11 +123,13 @@ def _plot_frontier(result, ax=None, measured: bool | None = None, **kwargs):
     if result.baselines is not None and column in result.baselines:
         for name, row in result.baselines.iterrows():
             ax.scatter([row["latency_s"] * 1e6], [row[column]], marker="s", label=name, zorder=3)
-    ax.set_xlabel("predicted latency (µs)")
-    ax.set_ylabel(result.measured_name if measured else "predicted Δloss (relative)")
-    ax.set_title(result.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax,
+        xlabel="predicted latency (µs)",
+        ylabel=result.measured_name if measured else "predicted Δloss (relative)",
+        title=result.method,
+        legend="beside",
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

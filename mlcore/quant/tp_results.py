@@ -11,7 +11,7 @@ import pandas as pd
 
 from mlcore.quant.collectives import RING_STEPS
 from statcore.results import Results
-from statcore.results.plotting import get_ax
+from statcore.results.plotting import get_ax, label_axes
 
 __all__ = ["TPRunResult"]
 
@@ -23,9 +23,7 @@ def _plot_collectives(result, ax=None, **kwargs):
     labels = [f"{o}\n{c}" for o, c in zip(table["op"], table["collective"], strict=True)]
     ax.barh(labels, table["wire_bytes"] / 1024, **kwargs)
     ax.invert_yaxis()
-    ax.set_xlabel("KiB sent per rank (ring)")
-    ax.set_title(result.method)
-    return ax
+    return label_axes(ax, xlabel="KiB sent per rank (ring)", title=result.method)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)

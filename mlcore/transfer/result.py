@@ -14,7 +14,7 @@ import torch
 from mlcore.results import TrainingResult
 from mlcore.transfer.transferred import check_windows
 from statcore.results import Results, Summary
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes
 
 
 def _plot_shift(results, ax=None, **kwargs):
@@ -25,10 +25,7 @@ def _plot_shift(results, ax=None, **kwargs):
     ax.bar(x - 0.2, df["mmd_before"], 0.4, label="spliced", **kwargs)
     ax.bar(x + 0.2, df["mmd_after"], 0.4, label="repaired", **kwargs)
     ax.set_xticks(x, df["layer"], rotation=30, ha="right")
-    ax.set_ylabel("MMD² to the source")
-    ax.set_title(results.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(ax, ylabel="MMD² to the source", title=results.method, legend="beside")
 
 
 def _plot_search(results, ax=None, **kwargs):
@@ -41,10 +38,7 @@ def _plot_search(results, ax=None, **kwargs):
     if results.budget is not None:
         ax.axvline(results.budget, color="tab:red", ls="--", label="budget")
     ax.set_xscale("log")
-    ax.set_xlabel(metric)
-    ax.set_ylabel("proxy score")
-    legend_beside(ax)
-    return ax
+    return label_axes(ax, xlabel=metric, ylabel="proxy score", legend="beside")
 
 
 def _plot_history(results, ax=None, **kwargs):

@@ -16,6 +16,7 @@ from torch import nn
 from mlcore._checks import check_tensor
 from mlcore._device import seeded_torch, torch_generator
 from mlcore._iterations import budget_result
+from mlcore._studies import t_interval_row
 from mlcore.encoders._inputs import check_class_indices
 from mlcore.encoders.metrics import per_class_accuracy
 from mlcore.results import TrainingResult
@@ -32,8 +33,7 @@ from mlcore.weak.clapor import (
 from mlcore.weak.data import partial_label_candidates
 from statcore.exceptions import ConvergenceWarning
 from statcore.results import Results, Summary
-from statcore.results.intervals import mean_t_interval
-from statcore.results.plotting import get_ax, legend_beside
+from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     check_alpha,
     check_option,
@@ -59,11 +59,9 @@ def _plot_priors(results, ax=None, **kwargs):
     for column in results.priors.columns:
         ax.plot(results.priors.index, results.priors[column], label=str(column), **kwargs)
     ax.set_yscale("log")
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("estimated class prior")
-    ax.set_title(results.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax, xlabel="epoch", ylabel="estimated class prior", title=results.method, legend="beside"
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -351,11 +349,13 @@ def _plot_study(results, ax=None, **kwargs):
             label=name,
             **kwargs,
         )
-    ax.set_xlabel("head-class accuracy")
-    ax.set_ylabel("tail-class recall")
-    ax.set_title(results.method)
-    legend_beside(ax)
-    return ax
+    return label_axes(
+        ax,
+        xlabel="head-class accuracy",
+        ylabel="tail-class recall",
+        title=results.method,
+        legend="beside",
+    )
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
@@ -389,15 +389,11 @@ class PartialLabelStudyResult(Results):
         methods = list(dict.fromkeys(self.per_seed["method"]))
         for name in methods:
             for label, values in self._series(wide, name):
-                mean, se, low, high = mean_t_interval(values.to_numpy(float), alpha)
                 rows.append(
                     {
                         "method": label[0],
                         "metric": label[1],
-                        "estimate": mean,
-                        "std_error": se,
-                        "conf_low": low,
-                        "conf_high": high,
+                        **t_interval_row(values.to_numpy(float), alpha),
                     }
                 )
         return pd.DataFrame(rows)
