@@ -257,7 +257,27 @@ def seeded_torch(random_state, devices=()):
     devices : sequence of int
         CUDA devices whose global state the block may draw from as well (saved and restored too).
     """
-    seed = torch_seed(random_state)
+    with torch_global_seed(torch_seed(random_state), devices) as seed:
+        yield seed
+
+
+@contextlib.contextmanager
+def torch_global_seed(seed: int, devices=()):
+    """Run a block with torch's global RNG seeded with ``seed`` itself, restored on leaving.
+
+    :func:`seeded_torch` derives its seed from a ``random_state``; this is the block for an
+    integer seed that must reach torch as it is (a study whose numbers were calibrated on
+    ``torch.manual_seed(seed)``). Module initialisers and any unseeded draw inside the block
+    use it; the caller's global stream is untouched (``torch.random.fork_rng``).
+
+    Parameters
+    ----------
+    seed : int
+        A non-negative integer below 2**64.
+    devices : sequence of int
+        CUDA devices whose global state is saved and restored too.
+    """
+    seed = check_scalar(seed, name="seed", kind=numbers.Integral, low=0, high=2**64 - 1)
     with torch.random.fork_rng(devices=list(devices)):
         torch.manual_seed(seed)
         yield seed

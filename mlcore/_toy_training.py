@@ -11,7 +11,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from mlcore._device import torch_generator
+from mlcore._device import torch_generator, torch_global_seed
 from statcore.validation import check_positive, check_positive_int
 
 
@@ -47,9 +47,8 @@ def train_toy_classifier(
     epochs = check_positive_int(epochs, name="epochs")
     batch_size = check_positive_int(batch_size, name="batch_size")
     lr = check_positive(lr, name="lr")
-    seed = torch_generator(random_state).initial_seed()
-    with torch.random.fork_rng():  # nn.Module initialisers draw from the global RNG only
-        torch.manual_seed(seed)
+    # nn.Module initialisers draw from the global RNG only
+    with torch_global_seed(torch_generator(random_state).initial_seed()):
         net = build()
         opt = torch.optim.Adam(net.parameters(), lr=lr)
         for _ in range(epochs):

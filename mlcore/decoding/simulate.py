@@ -14,6 +14,7 @@ import numbers
 
 import torch
 
+from mlcore._device import torch_generator, torch_global_seed
 from statcore.validation import check_positive_int, check_scalar
 
 #: Steps of the progression, and the special tokens (digits are 0..9, plans 10..12).
@@ -66,9 +67,8 @@ def train_plan_execute_model(shortcut: float, *, steps: int = 250, random_state:
     shortcut = check_scalar(shortcut, name="shortcut", low=0.0, high=1.0)
     steps = check_positive_int(steps, name="steps")
     seed = check_scalar(random_state, name="random_state", kind=numbers.Integral, low=0)
-    gen = torch.Generator().manual_seed(seed)
-    with torch.random.fork_rng():  # nn.Module initialisers draw from the global RNG only
-        torch.manual_seed(seed)
+    gen = torch_generator(seed)
+    with torch_global_seed(seed):  # nn.Module initialisers draw from the global RNG only
         lm = TinyTransformer(VOCAB, 32, 2, 2)
     opt = torch.optim.AdamW(lm.parameters(), lr=3e-3)
     for _ in range(steps):

@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 import torch
 
-from mlcore._device import as_numpy
+from mlcore._device import as_numpy, torch_generator, torch_global_seed
 from mlcore.diffusion.denoiser import TinyDenoiser
 from mlcore.diffusion.imdm import imdm_elbo_loss
 from statcore.validation import check_positive_int, check_random_state, check_scalar
@@ -105,9 +105,8 @@ def train_paired_denoiser(
     steps = check_positive_int(steps, name="steps")
     batch_size = check_positive_int(batch_size, name="batch_size")
     seed = check_scalar(random_state, name="random_state", kind=numbers.Integral, low=0)
-    noise = torch.Generator().manual_seed(seed)
-    with torch.random.fork_rng():  # nn.Module initialisers draw from the global RNG only
-        torch.manual_seed(seed)
+    noise = torch_generator(seed)
+    with torch_global_seed(seed):  # nn.Module initialisers draw from the global RNG only
         model = TinyDenoiser(n_tokens, 2, noise_dim=8, hidden=128)
     opt = torch.optim.Adam(model.parameters(), 1e-3)
     for step in range(steps):

@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 import torch
 
+from mlcore._device import torch_generator, torch_global_seed
 from statcore.validation import check_positive_int, check_random_state, check_scalar
 
 
@@ -110,9 +111,8 @@ def local_copy_val_loss(
     steps = check_positive_int(steps, name="steps")
     train = local_copy_sequences(n_train, length, vocab, window, random_state=1000 + seed)
     val = local_copy_sequences(n_val, length, vocab, window, random_state=val_seed)
-    batches = torch.Generator().manual_seed(seed)
-    with torch.random.fork_rng():  # nn.Module initialisers draw from the global RNG only
-        torch.manual_seed(seed)
+    batches = torch_generator(seed)
+    with torch_global_seed(seed):  # nn.Module initialisers draw from the global RNG only
         lm = TinyTransformer(vocab, 32, 2, 2, pos=pos, sigmas=sigmas)
     opt = torch.optim.AdamW(lm.parameters(), lr=3e-3, weight_decay=0.1)
     for _ in range(steps):

@@ -413,10 +413,11 @@ def load_benchmark_datasets(
     return out
 
 
+@renamed_keywords(k="n_clusters")
 def imbalanced_blobs(
     n: int = 50_000,
     d: int = 20,
-    k: int = 20,
+    n_clusters: int = 20,
     *,
     scale: float = 1000.0,
     noise_var: float = 500.0,
@@ -430,7 +431,7 @@ def imbalanced_blobs(
     of variance ``noise_var``. Returns ``(X, labels)``.
     """
     n = check_positive_int(n, name="n")
-    k = check_positive_int(k, name="k")
+    k = check_positive_int(n_clusters, name="n_clusters")
     d = check_positive_int(d, name="d")
     rng = check_random_state(random_state)
     sizes = np.zeros(k, dtype=int)
@@ -446,12 +447,14 @@ def imbalanced_blobs(
     return X, labels
 
 
+@renamed_keywords(k="n_clusters")
 def geometric_clusters(
-    k: int = 10, *, size_scalar: int = 1000, random_state=None
+    n_clusters: int = 10, *, size_scalar: int = 1000, random_state=None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The geometric benchmark: cluster i has ``size_scalar * k / 2**i`` points at the unit
-    vector e_i (d = k), plus uniform noise of width 1e-3. Returns ``(X, labels)``."""
-    k = check_positive_int(k, name="k")
+    """The geometric benchmark: cluster i of ``k = n_clusters`` has ``size_scalar * k / 2**i``
+    points at the unit vector e_i (d = k), plus uniform noise of width 1e-3. Returns
+    ``(X, labels)``."""
+    k = check_positive_int(n_clusters, name="n_clusters")
     rng = check_random_state(random_state)
     sizes = [max(1, int(size_scalar * k / 2**i)) for i in range(k)]
     labels = np.repeat(np.arange(k), sizes)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from mlcore._device import seeded_torch, torch_generator, torch_seed
+from mlcore._device import seeded_torch, torch_generator, torch_global_seed, torch_seed
 
 
 @pytest.mark.parametrize("random_state", [None, 7, np.random.default_rng(7)])
@@ -48,3 +48,21 @@ def test_seeded_torch_seeds_module_initialisation_and_restores_the_global_state(
     assert torch.equal(first, second)
     assert not torch.equal(first, other)
     assert torch.equal(before, torch.random.get_rng_state())
+
+
+def test_torch_global_seed_is_manual_seed_inside_and_restores_outside():
+    torch.manual_seed(5)
+    expected = torch.rand(2)
+    torch.manual_seed(5)
+    with torch_global_seed(3) as seed:
+        inside = torch.rand(2)
+    assert seed == 3
+    torch.manual_seed(3)
+    assert torch.equal(inside, torch.rand(2))  # exactly torch.manual_seed(3) in the block
+    torch.manual_seed(5)
+    with torch_global_seed(3):
+        torch.rand(2)
+    assert torch.equal(torch.rand(2), expected)  # the caller's stream goes on untouched
+    with pytest.raises(ValueError, match="seed"):
+        with torch_global_seed(-1):
+            pass

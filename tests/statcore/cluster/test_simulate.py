@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from statcore.cluster import simulate
-from statcore.cluster.simulate import ClusteringDataset
+from statcore.cluster.simulate import ClusteringDataset, geometric_clusters, imbalanced_blobs
 
 pytest.importorskip("sklearn")
 
@@ -119,3 +119,14 @@ def test_centre_box_bounds_the_centres_and_the_old_spelling_warns():
     with pytest.warns(FutureWarning, match="centre_box"):
         old = simulate.blobs(200, n_clusters=4, scales=1e-6, center_box=(2.0, 3.0), random_state=0)
     np.testing.assert_array_equal(old.X, data.X)
+
+
+def test_cluster_counts_are_spelled_n_clusters_and_the_old_k_warns():
+    X, labels = imbalanced_blobs(300, 2, n_clusters=4, random_state=0)
+    with pytest.warns(FutureWarning, match="`k=` is now spelled `n_clusters=`"):
+        X_old, labels_old = imbalanced_blobs(300, 2, k=4, random_state=0)
+    np.testing.assert_array_equal(X, X_old)
+    assert len(np.unique(labels)) == 4
+    with pytest.warns(FutureWarning, match="`k=` is now spelled `n_clusters=`"):
+        _, geo = geometric_clusters(k=3, size_scalar=8, random_state=0)
+    assert len(np.unique(geo)) == 3
