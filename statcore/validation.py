@@ -162,6 +162,49 @@ def check_same_length(**arrays) -> int:
     return next(iter(lengths.values()), 0)
 
 
+def align_rows(**arrays) -> tuple:
+    """Pair row-matched inputs by their pandas index, never silently by position.
+
+    Of the arguments that are pandas Series or DataFrames, every index must hold the same
+    labels, without repeats; all of them are then put in the first one's row order (copies:
+    nothing passed in is reordered). Arrays and lists are paired by position, as given. A
+    pandas input next to a plain array is paired by position too (an array has no labels).
+
+    Parameters
+    ----------
+    **arrays
+        The inputs by argument name, in the order of the signature.
+
+    Returns
+    -------
+    tuple
+        The inputs, in the order given, pandas ones aligned.
+
+    Raises
+    ------
+    ValueError
+        Naming the two arguments, for indexes with different labels or a repeated label.
+    """
+    frames = {k: v for k, v in arrays.items() if isinstance(v, pd.Series | pd.DataFrame)}
+    if len(frames) < 2:
+        return tuple(arrays.values())
+    (first, reference), *others = frames.items()
+    for key, value in frames.items():
+        if not value.index.is_unique:
+            raise ValueError(f"`{key}` has a repeated index label; rows cannot be paired by it")
+    aligned = dict(arrays)
+    for key, value in others:
+        if value.index.equals(reference.index):
+            continue
+        if len(value.index) != len(reference.index) or not value.index.isin(reference.index).all():
+            raise ValueError(
+                f"`{first}` and `{key}` must index the same rows: their pandas indexes hold "
+                "different labels (pass arrays to pair rows by position)"
+            )
+        aligned[key] = value.loc[reference.index]
+    return tuple(aligned.values())
+
+
 def check_scalar(
     value,
     *,
@@ -358,6 +401,7 @@ def as_class_labels(labels, *, name: str, n: int | None = None) -> np.ndarray:
 
 __all__ = [
     "ALTERNATIVES",
+    "align_rows",
     "as_class_labels",
     "as_float_array",
     "check_alpha",

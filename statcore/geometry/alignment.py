@@ -20,6 +20,7 @@ from statcore.geometry.lid import LOCAL_METHODS, LocalID
 from statcore.results import Results, TestResult
 from statcore.results.plotting import panel_axes, plot_matrix
 from statcore.validation import (
+    align_rows,
     as_float_array,
     check_option,
     check_positive_int,
@@ -40,6 +41,7 @@ _NAMES = {
 
 
 def _check_pair(A, B) -> tuple[np.ndarray, np.ndarray]:
+    A, B = align_rows(A=A, B=B)
     A = as_float_array(A, name="A", ndim=2, min_rows=4)
     B = as_float_array(B, name="B", ndim=2, min_rows=4)
     if len(A) != len(B):
@@ -381,9 +383,11 @@ class AlignmentStudy(Estimator):
                 "`features` must be a mapping of at least 3 model names to feature arrays; "
                 f"got {describe(features)}"
             )
+        names = [f"features[{name!r}]" for name in features]
+        aligned = align_rows(**dict(zip(names, features.values(), strict=True)))
         self.features = {
-            str(name): as_float_array(value, name=f"features[{name!r}]", ndim=2, min_rows=4)
-            for name, value in features.items()
+            str(name): as_float_array(value, name=label, ndim=2, min_rows=4)
+            for name, label, value in zip(features, names, aligned, strict=True)
         }
         rows = {name: len(value) for name, value in self.features.items()}
         if len(set(rows.values())) > 1:
@@ -460,6 +464,9 @@ class AlignmentStudy(Estimator):
         """
         check_option(metric, name="metric", options=METRICS)
         check_option(lid_method, name="lid_method", options=LOCAL_METHODS)
+        # checked even where the metric does not read it (cka), so a typo never waits
+        k = check_positive_int(k, name="k")
+        lid_k = check_positive_int(lid_k, name="lid_k")
         n_resamples = check_positive_int(n_resamples, name="n_resamples")
         rng = check_random_state(random_state)
         names = list(self.features)

@@ -26,6 +26,7 @@ from statcore.validation import (
     check_option,
     check_positive_int,
     check_random_state,
+    check_same_length,
     check_scalar,
 )
 
@@ -346,13 +347,32 @@ def twonn_dimension(r1: np.ndarray, r2: np.ndarray, discard_fraction: float = 0.
     ``log mu_(i)`` through the origin is returned (Facco et al. 2017; scikit-dimension's
     ``TwoNN`` does the same).
     """
+    r1 = as_float_array(r1, name="r1", ndim=1, min_rows=2)
+    r2 = as_float_array(r2, name="r2", ndim=1, min_rows=2)
+    check_same_length(r1=r1, r2=r2)
+    if (r1 < 0).any():
+        raise ValueError(f"`r1` must hold distances (>= 0); got minimum {r1.min():g}")
+    if (r2 < r1).any():
+        i = int(np.argmax(r2 < r1))
+        raise ValueError(
+            f"`r2` must hold second-neighbour distances, each >= its `r1`; got r2[{i}] = "
+            f"{r2[i]:g} < r1[{i}] = {r1[i]:g}"
+        )
+    discard_fraction = check_scalar(
+        discard_fraction, name="discard_fraction", low=0.0, high=1.0, high_inclusive=False
+    )
     ok = r1 > 0
     mu = np.sort(r2[ok] / r1[ok])
     N = len(mu)
     keep = int(N * (1 - discard_fraction))
     if keep < 2:
-        raise ValueError(f"TwoNN needs at least 2 points with distinct neighbours; got {keep}")
+        raise ValueError(
+            f"TwoNN needs at least 2 points with distinct neighbours after `discard_fraction` = "
+            f"{discard_fraction:g}; got {keep} of {N}"
+        )
     x = np.log(mu[:keep])
+    if not (x > 0).any():
+        raise ValueError("`r2` equals `r1` for every kept point: TwoNN's slope is undefined")
     y = -np.log(1.0 - np.arange(1, keep + 1) / N)
     return float(x @ y / (x @ x))
 

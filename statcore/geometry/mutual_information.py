@@ -22,6 +22,7 @@ from statcore.geometry import _mi_kernels as M
 from statcore.results import Results, TestResult
 from statcore.results.plotting import get_ax
 from statcore.validation import (
+    align_rows,
     as_float_array,
     check_alpha,
     check_option,
@@ -112,6 +113,7 @@ def normal_interval(estimate: float, std_error: float, alpha: float) -> tuple[fl
 
 def check_pair(x, y) -> tuple[np.ndarray, np.ndarray]:
     """``x`` and ``y`` as 2-D float copies (a 1-D array is one column) of equal length."""
+    x, y = align_rows(x=x, y=y)
     x = as_float_array(x, name="x", ndim=(1, 2), min_rows=4)
     y = as_float_array(y, name="y", ndim=(1, 2), min_rows=4)
     x = x.reshape(len(x), -1)

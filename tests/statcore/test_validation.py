@@ -193,3 +193,17 @@ def test_check_bool_takes_python_and_numpy_bools_only():
     for bad in (1, 0.0, "yes", None):
         with pytest.raises(TypeError, match="`flag` must be True or False"):
             v.check_bool(bad, name="flag")
+
+
+def test_align_rows_reorders_pandas_inputs_to_the_first_and_refuses_other_labels():
+    a = pd.Series([1.0, 2.0, 3.0], index=["x", "y", "z"])
+    b = pd.DataFrame({"v": [30.0, 10.0, 20.0]}, index=["z", "x", "y"])
+    plain = np.array([7.0, 8.0, 9.0])
+    first, second, third = v.align_rows(a=a, b=b, c=plain)
+    assert list(second.index) == ["x", "y", "z"] and list(second["v"]) == [10.0, 20.0, 30.0]
+    assert third is plain and first is a  # arrays by position; the first frame as it is
+    assert list(b.index) == ["z", "x", "y"]  # the caller's frame is not reordered
+    with pytest.raises(ValueError, match="`a` and `b` must index the same rows"):
+        v.align_rows(a=a, b=b.rename(index={"z": "w"}))
+    with pytest.raises(ValueError, match="`b` has a repeated index label"):
+        v.align_rows(a=a, b=b.rename(index={"z": "x"}))
