@@ -22,7 +22,13 @@ from statcore.cluster.coreset import TRANSFORMS, Coreset, _as_points
 from statcore.cluster.metrics import disagreement
 from statcore.compat import import_optional, renamed_keywords
 from statcore.results import Results
-from statcore.validation import check_option, check_positive_int, check_random_state, check_scalar
+from statcore.validation import (
+    check_bool,
+    check_option,
+    check_positive_int,
+    check_random_state,
+    check_scalar,
+)
 
 __all__ = ["ResilienceResults", "eps_close", "resilience"]
 
@@ -150,6 +156,7 @@ def resilience(
     k = check_positive_int(n_clusters, name="n_clusters")
     n_seeds = check_positive_int(n_seeds, name="n_seeds")
     grid = [check_scalar(e, name="eps_grid", low=0.0) for e in np.atleast_1d(eps_grid)]
+    compare_kmeans = check_bool(compare_kmeans, name="compare_kmeans")
     rng = check_random_state(random_state)
     cluster = import_optional("sklearn.cluster", "cluster") if compare_kmeans else None
     rows = []

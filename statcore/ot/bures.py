@@ -37,6 +37,7 @@ from statcore.results import IterationRecord, Results
 from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     as_float_array,
+    check_bool,
     check_positive,
     check_positive_int,
     check_scalar,
@@ -237,6 +238,7 @@ def gaussian_w2(mean1, cov1, mean2, cov2, *, squared: bool = False) -> float:
     Dowson, D. C. and Landau, B. V. (1982). The Frechet distance between multivariate normal
     distributions. J. Multivariate Anal. 12(3), 450-455.
     """
+    squared = check_bool(squared, name="squared")
     c1 = as_float_array(cov1, name="cov1", ndim=2)
     d = c1.shape[0]
     c2 = as_float_array(cov2, name="cov2", ndim=2)

@@ -138,7 +138,7 @@ def ledoit_wolf(X, *, eigen_floor: float = 1e-8) -> ClientStatistics:
     Ledoit, O. and Wolf, M. (2004). A well-conditioned estimator for large-dimensional
     covariance matrices. J. Multivariate Anal. 88(2), 365-411.
     """
-    x = as_float_array(X, name="features", ndim=2, min_rows=2)
+    x = as_float_array(X, name="X", ndim=2, min_rows=2)
     eigen_floor = check_positive(eigen_floor, name="eigen_floor")
     n, d = x.shape
     mean = x.mean(axis=0)
@@ -146,7 +146,7 @@ def ledoit_wolf(X, *, eigen_floor: float = 1e-8) -> ClientStatistics:
     emp = xc.T @ xc / n
     mu = np.trace(emp) / d
     if mu <= 0:
-        raise ValueError("`features` are constant: their covariance is zero, not estimable")
+        raise ValueError("`X` is constant: its covariance is zero, not estimable")
     fourth = np.sum(np.einsum("ij,ij->i", xc, xc) ** 2) / n
     frob = np.sum(emp**2)
     beta = min((fourth - frob) / (d * n), (frob - mu**2 * d) / d)

@@ -22,6 +22,7 @@ from scipy import stats as sps
 from statcore.base import Estimator
 from statcore.compat import import_optional
 from statcore.outliers import _kernels as _K
+from statcore.outliers._checks import _check_greedy, _check_stages, _trees
 from statcore.outliers._scores import (
     META_FEATURES,
     ScoreStats,
@@ -37,6 +38,7 @@ from statcore.validation import (
     check_positive,
     check_positive_int,
     check_random_state,
+    check_scalar,
 )
 
 __all__ = ["LODOResults", "MetaEns", "MetaEnsFit", "MetaEnsSelection", "discounted_greedy"]
@@ -134,12 +136,23 @@ def discounted_greedy(
     then 120 more, then all, stopping at the first stage with an acceptable pick.
 
     Returns the chosen indices (primary first) and one row per step.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the argument: ``jaccard`` not a square matrix of values in [0, 1], ``primary``
+        or an entry of ``order`` not a detector index, ``penalties`` not one finite value per
+        detector, a negative strength, a non-finite gain threshold, ``max_size`` below 1 or
+        a stage not a positive integer (None, last, for all), or ``predict`` not callable.
     """
-    order = [int(q) for q in order if int(q) != primary]
-    penalties = np.zeros(jaccard.shape[0]) if penalties is None else np.asarray(penalties, float)
+    (jaccard, primary, order, penalties, discount_strength, first_discount_strength, min_gain,
+     min_gain_extra, max_size, stages) = _check_greedy(
+        predict, jaccard, primary, order, penalties, discount_strength, first_discount_strength,
+        min_gain, min_gain_extra, max_size, stages
+    )  # fmt: skip
     cum, total = [], 0
     for s in stages:
-        total = len(order) if s is None else min(len(order), total + int(s))
+        total = len(order) if s is None else min(len(order), total + s)
         if total and (not cum or total > cum[-1]):
             cum.append(total)
     chosen, rows = [primary], []
@@ -279,18 +292,19 @@ class MetaEns(Estimator):
         self.first_discount_strength = check_positive(
             first_discount_strength, name="first_discount_strength", strict=False
         )
-        self.min_gain, self.min_gain_extra = float(min_gain), float(min_gain_extra)
+        self.min_gain = check_scalar(min_gain, name="min_gain")
+        self.min_gain_extra = check_scalar(min_gain_extra, name="min_gain_extra")
         self.max_size = None if max_size is None else check_positive_int(max_size, name="max_size")
-        if not 0 < top_fraction <= 0.5:
-            raise ValueError(f"`top_fraction` must be in (0, 0.5]; got {top_fraction!r}")
-        self.top_fraction = float(top_fraction)
+        self.top_fraction = check_scalar(
+            top_fraction, name="top_fraction", low=0.0, high=0.5, low_inclusive=False
+        )
         self.n_primaries = check_positive_int(n_primaries, name="n_primaries")
         self.rollout_candidates = check_positive_int(rollout_candidates, name="rollout_candidates")
         self.rollout_depth = check_positive_int(rollout_depth, name="rollout_depth")
         self.gain_clip = check_positive(gain_clip, name="gain_clip")
         self.prior_min_count = check_positive_int(prior_min_count, name="prior_min_count")
         self.n_similar = check_positive_int(n_similar, name="n_similar")
-        self.stages = tuple(stages)
+        self.stages = _check_stages(stages)
 
     @property
     def nobs(self) -> int:
@@ -642,13 +656,6 @@ class MetaEns(Estimator):
             table=table,
             folds=tuple(folds),
         )
-
-
-def _trees(n_estimators) -> tuple[int, int]:
-    if np.ndim(n_estimators) == 0:
-        n_estimators = (n_estimators, n_estimators)
-    a, b = n_estimators
-    return (check_positive_int(a, name="n_estimators"), check_positive_int(b, name="n_estimators"))
 
 
 def _internal_performance(table) -> np.ndarray:

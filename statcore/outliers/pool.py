@@ -11,12 +11,13 @@ JMLR 20(96), 2019.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from statcore.compat import import_optional
-from statcore.validation import as_float_array, check_random_state
+from statcore.validation import as_float_array, check_bool, check_random_state, describe
 
 __all__ = ["DetectorPool", "detector_family", "score_pool"]
 
@@ -59,12 +60,29 @@ _SETTINGS = {
     "OCSVM": ("ocsvm", "OCSVM", [(f"nu{nu:g}", {"nu": nu}) for nu in (0.1, 0.3, 0.5, 0.7, 0.9)]),
 }
 _SEEDED = {"IForest", "LODA"}
+#: families whose PyOD detector needs more rows than neighbours (LOF clips its neighbours)
+_NEEDS_NEIGHBOURS = {"ABOD", "COF", "KNN"}
 
 
 def detector_family(name: str) -> str:
     """The family of a detector name: the prefix before the first ``_`` (the whole name
-    when there is none), as in the MetaEns authors' naming (``"LOF_k20"`` -> ``"LOF"``)."""
-    return str(name).split("_", 1)[0]
+    when there is none), as in the MetaEns authors' naming (``"LOF_k20"`` -> ``"LOF"``).
+
+    Raises
+    ------
+    TypeError
+        When ``name`` is not a string.
+    ValueError
+        When it is empty or starts with ``_`` (no family prefix).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be a detector name (a string); got {describe(name)}")
+    family = name.split("_", 1)[0]
+    if not family:
+        raise ValueError(
+            f"`name` must start with a family prefix (``<Family>_<setting>``); got {name!r}"
+        )
+    return family
 
 
 @dataclass(frozen=True)
@@ -75,7 +93,14 @@ class DetectorPool:
     Parameters
     ----------
     families : sequence of str, optional
-        Families to keep (all 8 by default).
+        Families to keep (all 8 by default), each at most once.
+
+    Raises
+    ------
+    TypeError
+        When ``families`` is a string or not a sequence.
+    ValueError
+        For an unknown family (the known ones are listed), none, or a repeated one.
 
     Notes
     -----
@@ -90,9 +115,22 @@ class DetectorPool:
     names: tuple[str, ...] = field(init=False)
 
     def __post_init__(self):
-        unknown = [f for f in self.families if f not in _SETTINGS]
+        families = self.families
+        if isinstance(families, str) or not isinstance(families, Sequence | np.ndarray):
+            raise TypeError(
+                f"`families` must be a sequence of family names among {sorted(_SETTINGS)}; got "
+                f"{describe(families)}"
+                + (f" (pass ({families!r},) for one family)" if isinstance(families, str) else "")
+            )
+        families = tuple(families)
+        unknown = [f for f in families if not isinstance(f, str) or f not in _SETTINGS]
         if unknown:
             raise ValueError(f"`families` must be among {sorted(_SETTINGS)}; got unknown {unknown}")
+        if not families:
+            raise ValueError(f"`families` must name at least one of {sorted(_SETTINGS)}; got none")
+        if len(set(families)) != len(families):
+            raise ValueError(f"`families` must not repeat a family; got {list(families)}")
+        object.__setattr__(self, "families", families)
         names = tuple(
             f"{family}_{suffix}" for family in self.families for suffix, _ in _SETTINGS[family][2]
         )
@@ -138,9 +176,32 @@ def score_pool(
     -------
     ndarray of shape (n, len(pool))
         Column ``j`` holds the training scores (``decision_scores_``) of ``pool.names[j]``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the argument: ``X`` not a finite 2-D array with more rows than the pool's
+        largest neighbourhood (ABOD, COF, KNN), ``pool`` not a DetectorPool, ``standardize``
+        not a bool, or a bad ``random_state``.
     """
     X = as_float_array(X, name="X", ndim=2, min_rows=2)
     pool = DetectorPool() if pool is None else pool
+    if not isinstance(pool, DetectorPool):
+        raise TypeError(f"`pool` must be a DetectorPool or None; got {describe(pool)}")
+    neighbours = [
+        kwargs["n_neighbors"]
+        for family in pool.families
+        if family in _NEEDS_NEIGHBOURS
+        for _, kwargs in _SETTINGS[family][2]
+    ]
+    if neighbours and X.shape[0] <= max(neighbours):
+        raise ValueError(
+            f"`X` needs more rows than the pool's largest neighbourhood ({max(neighbours)} "
+            f"neighbours); got {X.shape[0]} rows (drop the ABOD, COF and KNN families for "
+            "smaller data)"
+        )
+    standardize = check_bool(standardize, name="standardize")
+    check_random_state(random_state)  # refused before any detector runs
     if standardize:
         scale = X.std(axis=0)
         keep = scale > 0

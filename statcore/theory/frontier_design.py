@@ -28,6 +28,7 @@ from statcore.validation import (
     check_positive_int,
     check_random_state,
     check_scalar,
+    describe,
 )
 
 
@@ -258,7 +259,11 @@ class FrontierDesign(Estimator):
         sample is random. ``temperature`` defaults to ``4 sigma^2`` (the oracle value, so that
         the rate is not confounded with a data-driven temperature).
         """
-        grid = [check_positive_int(int(v), name="n_grid", minimum=2) for v in n_grid]
+        if isinstance(n_grid, str) or np.ndim(n_grid) != 1 or not len(n_grid):
+            raise TypeError(
+                f"`n_grid` must be a non-empty 1-D sequence of sample sizes; got {describe(n_grid)}"
+            )
+        grid = [check_positive_int(v, name="n_grid", minimum=2) for v in n_grid]
         n_reps = check_positive_int(n_reps, name="n_reps")
         rng = check_random_state(random_state)
         beta = self._temperature(temperature)

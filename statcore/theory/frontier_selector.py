@@ -35,6 +35,7 @@ from statcore.theory.pareto_masks import (
     _frontier_mask,
 )
 from statcore.validation import (
+    align_rows,
     as_float_array,
     check_option,
     check_positive_int,
@@ -459,6 +460,8 @@ class FrontierSelector(Estimator):
             return self._per_model(target_losses, "target_losses"), None, None
         if y is None:
             raise ValueError("`predictions` needs `y` (the target responses)")
+        # target samples are paired by their pandas index (a frame and a series), not by position
+        predictions, y = align_rows(predictions=predictions, y=y)
         F = self._per_model(predictions, "predictions")
         yv = as_float_array(y, name="y", ndim=1)
         if len(yv) != len(F):
@@ -492,7 +495,8 @@ class FrontierSelector(Estimator):
             Each model's prediction on each target sample; with ``y``, the squared loss is used
             and aggregates predict by the convex combination.
         y : array_like of shape (n,), optional
-            Target responses (with ``predictions``).
+            Target responses (with ``predictions``). A Series next to a DataFrame of
+            predictions is paired with its rows by the index, not by position.
         eps : float or array_like of shape (K,)
             Dominance margin of the frontier and of the violation pairs.
         scheme : {"ew", "q"}
@@ -532,6 +536,12 @@ class FrontierSelector(Estimator):
         maxiter = check_positive_int(maxiter, name="maxiter")
         tol = check_scalar(tol, name="tol", low=0.0, low_inclusive=False)
         rng = check_random_state(random_state)
+        if radius is not None:
+            radius = check_scalar(radius, name="radius", low=0.0)
+        if temperature is not None:
+            temperature = check_scalar(
+                temperature, name="temperature", low=0.0, low_inclusive=False
+            )
 
         risks = L.mean(axis=0)
         mask = _frontier_mask(self.risks, eps_v)
@@ -541,7 +551,6 @@ class FrontierSelector(Estimator):
         scale = _comparison_scale(L[:, frontier_idx])
         k, erm, criterion, k_hat = _cover_choice(risks[path_models], radii, scale, n, penalty)
         if radius is not None:
-            radius = check_scalar(radius, name="radius", low=0.0)
             k_hat = int(np.argmax(radii <= radius)) + 1
         else:
             radius = float(radii[k_hat - 1])
@@ -557,7 +566,7 @@ class FrontierSelector(Estimator):
                     "pass `temperature`"
                 )
         else:
-            beta = check_scalar(temperature, name="temperature", low=0.0, low_inclusive=False)
+            beta = temperature
         pi = _mixed_prior(M, cover, prior_kind)
         record = None
         if scheme == "q":

@@ -126,6 +126,9 @@ def _check_tau(tau):
 
 
 def _scalar_rho(rho) -> float:
+    """A scalar alignment in (0, 1): an array is refused, never reduced to its first entry."""
+    if not (isinstance(rho, numbers.Real) and not isinstance(rho, bool)):
+        raise TypeError(f"`rho` must be a real number; got {describe(rho)}")
     return float(_check_rho(rho)[0][0])
 
 
@@ -301,7 +304,7 @@ def compute_gap(tau, rho, kappa):
     Reconstruction: the paper's exact definition of the compute gap is not known; this one goes
     to zero with the excess error as ``tau`` grows, as the abstract's power law needs.
     """
-    kappa = float(_check_kappa(kappa)[0][0])
+    kappa = _scalar_kappa(kappa)
     g = early_exit_mass(tau, rho)
     return (1 - kappa) * g
 
@@ -516,7 +519,9 @@ def magnitude_prune(weights, kappa):
     ndarray
         A pruned copy (the input is not modified); ties at the threshold are all kept.
     """
-    w = as_float_array(weights, name="weights", ndim=(1, 2))
+    w = as_float_array(weights, name="weights", ndim=(1, 2), min_rows=1)
+    if w.shape[-1] == 0:
+        raise ValueError("`weights` has no inputs (its last axis is empty)")
     kappa = _scalar_kappa(kappa)
     return _prune_rows(np.atleast_2d(w), _kept(kappa, w.shape[-1])).reshape(w.shape)
 
