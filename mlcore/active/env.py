@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from statcore.compat import RenamedKeys
-from statcore.validation import check_scalar, describe
+from statcore.validation import check_positive, check_positive_int, check_scalar, describe
 
 #: The pose actions, by index.
 ACTIONS = ("forward", "left", "right", "stop")
@@ -51,7 +51,27 @@ def render_view(grid, x, y, angle, *, size=16, fov=math.pi / 3, max_range=10.0, 
         The cell code each column's ray hit (``EMPTY`` past ``max_range``).
     depth : ndarray (size,)
         Each column's perpendicular depth.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a ``grid`` that is not a 2-D array of integer cell codes, a pose that is not a
+        finite point inside the grid, or an impossible camera (``size``, ``fov``,
+        ``max_range``, ``fog``).
     """
+    grid = np.asarray(grid)
+    if grid.ndim != 2 or grid.dtype.kind not in "iu" or 0 in grid.shape:
+        raise TypeError(
+            "`grid` must be a non-empty 2-D array of integer cell codes; got dtype "
+            f"{grid.dtype}, shape {grid.shape}"
+        )
+    x = check_scalar(x, name="x", low=0.0, high=float(grid.shape[0]), high_inclusive=False)
+    y = check_scalar(y, name="y", low=0.0, high=float(grid.shape[1]), high_inclusive=False)
+    angle = check_scalar(angle, name="angle")
+    size = check_positive_int(size, name="size")
+    fov = check_scalar(fov, name="fov", low=0.0, high=2 * math.pi, low_inclusive=False)
+    max_range = check_scalar(max_range, name="max_range", low=_STEP, low_inclusive=False)
+    fog = check_positive(fog, name="fog")
     offsets = np.linspace(-fov / 2, fov / 2, size)
     rays = angle + offsets
     t = np.arange(_STEP, max_range, _STEP)

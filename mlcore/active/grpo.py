@@ -376,18 +376,27 @@ def grpo_loss(
     Fidelity: paper for the objective's form (GRPO); the per-episode sum over steps (rather than
     a per-token mean) follows the method note.
     """
-    check_tensor(logp, name="logp", ndim=2, kind="floating")
+    check_tensor(logp, name="logp", dims=("episode", "step"), kind="floating", nonempty=True)
     check_tensor(logp_old, name="logp_old", like=logp, like_name="logp")
+    _same_shape(logp_old, logp, name="logp_old")
     check_tensor(advantages, name="advantages", ndim=1, finite=True)
     if len(advantages) != len(logp):
         raise ValueError(f"`advantages` has {len(advantages)} entries for {len(logp)} episodes")
     clip = check_scalar(clip, name="clip", kind=numbers.Real, low=0)
     beta = check_scalar(beta, name="beta", kind=numbers.Real, low=0)
+    if mask is not None:
+        check_tensor(mask, name="mask")
+        if mask.dtype != torch.bool:
+            raise TypeError(f"`mask` must be a bool tensor; got dtype {mask.dtype}")
+        _same_shape(mask, logp, name="mask")
+        if not bool(mask.any()):
+            raise ValueError("`mask` selects no step: the loss would be an empty sum")
     weight = torch.ones_like(logp) if mask is None else mask.to(logp.dtype)
-    if mask is not None and mask.shape != logp.shape:
-        raise ValueError(
-            f"`mask` must have the shape of `logp` {tuple(logp.shape)}; got {tuple(mask.shape)}"
-        )
+    counted = weight > 0
+    # the taken actions have positive probability: a non-finite log-probability is a bug upstream
+    for value, label in ((logp, "logp"), (logp_old, "logp_old")):
+        if not bool(torch.isfinite(value[counted]).all()):
+            raise ValueError(f"`{label}` must be finite at every counted step (see `mask`)")
     # Masked steps may hold anything (padding); keep them out of exp() so they cannot give NaN.
     diff = torch.where(weight > 0, logp - logp_old.detach(), torch.zeros_like(logp))
     ratio = diff.exp()
@@ -398,10 +407,20 @@ def grpo_loss(
         if logp_ref is None:
             raise ValueError("`logp_ref` is required when `beta > 0`")
         check_tensor(logp_ref, name="logp_ref", like=logp, like_name="logp")
+        _same_shape(logp_ref, logp, name="logp_ref")
+        if not bool(torch.isfinite(logp_ref[counted]).all()):
+            raise ValueError("`logp_ref` must be finite at every counted step (see `mask`)")
         log_ratio = torch.where(weight > 0, logp_ref.detach() - logp, torch.zeros_like(logp))
         kl = log_ratio.exp() - log_ratio - 1
         loss = loss + beta * (kl * weight).sum(dim=1).mean()
     return loss
+
+
+def _same_shape(x: torch.Tensor, reference: torch.Tensor, *, name: str) -> None:
+    if x.shape != reference.shape:
+        raise ValueError(
+            f"`{name}` must have the shape of `logp` {tuple(reference.shape)}; got {tuple(x.shape)}"
+        )
 
 
 def _action_logp(policy: nn.Module, rollouts: Rollouts) -> torch.Tensor:

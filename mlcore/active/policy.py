@@ -22,9 +22,10 @@ import numbers
 import torch
 from torch import nn
 
+from mlcore._checks import check_tensor
 from mlcore._device import torch_generator
 from mlcore.active.env import ACTIONS
-from statcore.validation import check_scalar
+from statcore.validation import check_positive_int, check_scalar
 
 #: Columns of a history row before the one-hot previous action.
 HISTORY_FIELDS = ("valid", "x", "y", "cos", "sin", "confidence")
@@ -44,7 +45,17 @@ def history_features(poses, confidences, actions, *, n_actions: int, length: int
     n_actions, length : int
         Size of the one-hot and number of rows kept (the most recent; older steps are dropped).
     """
+    check_tensor(poses, name="poses", dims=("step", "pose"), sizes={"pose": 4}, nonempty=True,
+                 kind="floating", finite=True)  # fmt: skip
     t1 = len(poses)
+    check_tensor(confidences, name="confidences", dims=("step",), sizes={"step": t1},
+                 kind="floating", finite=True)  # fmt: skip
+    check_tensor(actions, name="actions", dims=("step",), sizes={"step": t1 - 1},
+                 kind="integer")  # fmt: skip
+    n_actions = check_positive_int(n_actions, name="n_actions")
+    length = check_positive_int(length, name="length")
+    if len(actions) and bool(((actions < 0) | (actions >= n_actions)).any()):
+        raise ValueError(f"`actions` must hold action indices in [0, {n_actions - 1}]")
     prev = torch.zeros(t1, n_actions, dtype=poses.dtype, device=poses.device)
     if t1 > 1:
         prev[torch.arange(1, t1, device=poses.device), actions.long()] = 1.0

@@ -106,7 +106,15 @@ def fake_quantize(x, bits: int, *, group_size: int | None = None, name: str = "x
 
 def pack_int4(q: torch.Tensor) -> torch.Tensor:
     """Two 4-bit integers per byte (uint8), so that a 4-bit payload costs half a byte an entry
-    on the wire; the last axis must be even."""
+    on the wire; the last axis must be even and every value an integer in [-8, 7] (the int4
+    range), or the bytes would silently hold other numbers."""
+    check_tensor(q, name="q", kind="integer", nonempty=True)
+    if q.ndim == 0:
+        raise ValueError("`q` must have a last axis to pack pairs along; got a 0-d tensor")
+    if bool(((q < -8) | (q > 7)).any()):
+        raise ValueError(
+            f"`q` must hold int4 values in [-8, 7]; got values in [{int(q.min())}, {int(q.max())}]"
+        )
     if q.shape[-1] % 2:
         raise ValueError(f"`q` needs an even last axis to pack 4-bit pairs; got {q.shape[-1]}")
     u = (q.to(torch.int16) + 8).to(torch.uint8)
@@ -115,6 +123,12 @@ def pack_int4(q: torch.Tensor) -> torch.Tensor:
 
 def unpack_int4(packed: torch.Tensor) -> torch.Tensor:
     """Inverse of :func:`pack_int4`."""
+    check_tensor(packed, name="packed", nonempty=True)
+    if packed.dtype != torch.uint8 or packed.ndim == 0:
+        raise TypeError(
+            f"`packed` must be a uint8 tensor with a last axis (from pack_int4); got dtype "
+            f"{packed.dtype}, {packed.ndim}-d"
+        )
     high = (packed >> 4).to(torch.int16) - 8
     low = (packed & 0xF).to(torch.int16) - 8
     return torch.stack([high, low], dim=-1).reshape(*packed.shape[:-1], -1).to(torch.int8)

@@ -364,3 +364,14 @@ def test_the_old_tp_module_serves_its_names_with_a_future_warning():
         assert name == "tp_forward" or obj is getattr(mlcore.quant, name)
     with pytest.raises(AttributeError):
         tp.no_such_name  # noqa: B018
+
+
+def test_pack_int4_refuses_values_outside_the_int4_range():
+    q = torch.tensor([[-8, 7, 0, 3]], dtype=torch.int8)
+    assert torch.equal(unpack_int4(pack_int4(q)), q)
+    with pytest.raises(ValueError, match=r"`q` must hold int4 values in \[-8, 7\]"):
+        pack_int4(torch.tensor([[9, 1]], dtype=torch.int8))  # was packed as another number
+    with pytest.raises(TypeError, match="`q` must be"):
+        pack_int4(torch.tensor([[1.5, 1.0]]))
+    with pytest.raises(TypeError, match="`packed` must be a uint8 tensor"):
+        unpack_int4(q)

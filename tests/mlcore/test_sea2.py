@@ -2,6 +2,7 @@
 explorer, and the errors."""
 
 import copy
+import math
 
 import gymnasium as gym
 import numpy as np
@@ -292,3 +293,48 @@ def test_result_summary_uses_its_alpha():
     ).all()
     assert str(result.summary(0.01)) != str(result.summary(0.5))
     assert str(result.summary()) == str(result.summary(0.05))
+
+
+def test_grpo_loss_refuses_what_would_be_a_silent_number():
+    lp, adv = torch.zeros(2, 3), torch.ones(2)
+    bad = torch.tensor([[0.0, -math.inf, 0.0], [0.0, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="`logp` must be finite at every counted step"):
+        grpo_loss(bad, lp, adv)  # was a finite loss, the -inf step silently weightless
+    # a non-finite value at a masked (padding) step is fine: it is not counted
+    mask = torch.tensor([[True, False, True], [True, True, True]])
+    assert torch.isfinite(grpo_loss(bad, lp, adv, mask=mask))
+    with pytest.raises(ValueError, match="`logp_old` must be finite"):
+        grpo_loss(lp, bad.neg(), adv)
+    with pytest.raises(ValueError, match="`logp` must not be empty"):
+        grpo_loss(torch.zeros(0, 3), torch.zeros(0, 3), torch.zeros(0))  # was NaN
+    with pytest.raises(ValueError, match="`logp_old` must have the shape of `logp`"):
+        grpo_loss(lp, torch.zeros(2, 2), adv)  # was a raw broadcast error
+    with pytest.raises(TypeError, match="`mask` must be a bool tensor"):
+        grpo_loss(lp, lp, adv, mask=torch.ones(2, 3))
+    with pytest.raises(ValueError, match="`mask` selects no step"):
+        grpo_loss(lp, lp, adv, mask=torch.zeros(2, 3, dtype=torch.bool))
+
+
+def test_render_view_and_history_features_check_their_inputs():
+    from mlcore.active import render_view
+
+    env = ActiveRoomEnv()
+    env.reset(seed=0)
+    image, _, _ = render_view(env.grid, 2.5, 2.5, 0.0)
+    assert image.shape == (3, 16, 16)
+    with pytest.raises(ValueError, match="`x` must be finite"):
+        render_view(env.grid, math.nan, 2.5, 0.0)  # was a view from the corner cell
+    with pytest.raises(ValueError, match="`y` must lie in"):
+        render_view(env.grid, 2.5, -3.0, 0.0)
+    with pytest.raises(TypeError, match="`grid` must be a non-empty 2-D array of integer"):
+        render_view(env.grid.astype(float), 2.5, 2.5, 0.0)
+    with pytest.raises(ValueError, match="`fov` must lie in"):
+        render_view(env.grid, 2.5, 2.5, 0.0, fov=0.0)
+    poses, conf, acts = torch.zeros(3, 4), torch.zeros(3), torch.zeros(2, dtype=torch.long)
+    assert history_features(poses, conf, acts, n_actions=4, length=5).shape == (5, 10)
+    with pytest.raises(ValueError, match="`length` must lie in"):
+        history_features(poses, conf, acts, n_actions=4, length=-5)  # was a raw IndexError
+    with pytest.raises(ValueError, match=r"`actions` must hold action indices in \[0, 3\]"):
+        history_features(poses, conf, torch.tensor([0, 9]), n_actions=4, length=5)
+    with pytest.raises(ValueError, match="`confidences` must be a 1-D"):
+        history_features(poses, torch.zeros(2), acts, n_actions=4, length=5)
