@@ -43,6 +43,9 @@ from statcore.base import Estimator
 from statcore.results import Results, Summary
 from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
+    as_class_labels,
+    as_float_array,
+    check_bool,
     check_option,
     check_positive,
     check_positive_int,
@@ -150,8 +153,10 @@ def _pairwise(points: np.ndarray, curvature: float) -> np.ndarray:
     if math.isnan(curvature):
         sq = (points * points).sum(1)
         return np.sqrt(np.clip(sq[:, None] + sq[None] - 2 * points @ points.T, 0, None))
-    mink = points[:, 1:] @ points[:, 1:].T - np.outer(points[:, 0], points[:, 0])
-    return np.arccosh(np.clip(-curvature * mink, 1, None)) / math.sqrt(curvature)
+    # -K<x, y>_L - 1 = (K/2) <x - y, x - y>_L on the manifold: exactly 0 on the diagonal
+    diff = points[:, None] - points[None]
+    mink = (diff[..., 1:] ** 2).sum(-1) - diff[..., 0] ** 2
+    return np.arccosh(1.0 + np.clip(0.5 * curvature * mink, 0, None)) / math.sqrt(curvature)
 
 
 def crossing_pairs(trajectories, labels, eps: float, *, curvature: float = math.nan,
@@ -180,13 +185,22 @@ def crossing_pairs(trajectories, labels, eps: float, *, curvature: float = math.
     """
     eps = check_positive(eps, name="eps")
     scale = check_positive(scale, name="scale")
-    trajectories = np.asarray(trajectories, dtype=float)
-    labels = np.asarray(labels)
-    if trajectories.ndim != 3 or trajectories.shape[1] != len(labels):
+    if not (isinstance(curvature, numbers.Real) and math.isnan(curvature)):
+        curvature = L.check_curvature(curvature)
+    trajectories = as_float_array(as_numpy(trajectories, name="trajectories"),
+                                  name="trajectories", ndim=3)  # fmt: skip
+    labels = as_class_labels(as_numpy(labels, name="labels"), name="labels")
+    if labels.size == 0 or labels.min() < 0:
+        raise ValueError("`labels` must hold at least one class index, each >= 0")
+    if trajectories.shape[1] != len(labels) or trajectories.shape[0] == 0:
         raise ValueError(
             f"`trajectories` must be (n_steps + 1, n, D) with n = len(labels) = {len(labels)}; "
             f"got shape {trajectories.shape}"
         )
+    if not math.isnan(curvature):
+        # float32 flows store float32 points: hold them to float32's rounding (√eps = 3.5e-4)
+        L.check_points(torch.as_tensor(trajectories), curvature, name="trajectories",
+                       rtol=torch.finfo(torch.float32).eps ** 0.5)  # fmt: skip
     limit = eps * scale
     start = _pairwise(trajectories[0], curvature)
     came_close = np.zeros_like(start, dtype=bool)
@@ -449,7 +463,8 @@ class _FlowBase(Estimator):
                     f"`labels` must have shape ({image_feats.shape[0]},) (one per row of "
                     f"`image_feats`); got {arr.shape}"
                 )
-            if not np.all(np.equal(np.mod(arr, 1), 0)) or arr.min() < 0 or arr.max() >= n_classes:
+            arr = as_class_labels(arr, name="labels")
+            if arr.min() < 0 or arr.max() >= n_classes:
                 raise ValueError(
                     f"`labels` must hold class indices in [0, {n_classes - 1}] (rows of "
                     "`text_feats`)"
@@ -847,7 +862,7 @@ class HyperbolicFlowMatcher(_FlowBase):
                                               strict=False)  # fmt: skip
         self.scale_image = check_positive(scale_image, name="scale_image")
         self.scale_text = check_positive(scale_text, name="scale_text")
-        self.learn_scale = bool(learn_scale)
+        self.learn_scale = check_bool(learn_scale, name="learn_scale")
         self.margin = check_positive(margin, name="margin", strict=False)
         self.tau = check_positive(tau, name="tau")
         self.align_steps = check_scalar(

@@ -29,8 +29,11 @@ import numbers
 
 import torch
 
+from mlcore._checks import check_tensor
+
 __all__ = [
     "check_curvature",
+    "check_points",
     "dist",
     "dist0",
     "expmap",
@@ -68,6 +71,46 @@ def check_curvature(curvature) -> float:
     return value
 
 
+def check_points(x, curvature, *, name: str = "x", rtol: float | None = None) -> torch.Tensor:
+    """Refuse what is not a batch of points of ``L^n_K``: a finite floating tensor (..., n+1),
+    ``n >= 1``, on the upper sheet (``x_0 > 0``) with ``<x, x>_L = -1/K`` up to rounding.
+
+    The tolerance is ``√eps`` of the dtype (1.5e-8 for float64, 3.5e-4 for float32) relative to
+    ``1/K + x_0² + ‖x_s‖²``: computing ``<x, x>_L`` rounds each square to a relative ``eps``, so
+    a point built by :func:`expmap0`, :func:`expmap` or :func:`project` misses the constraint by
+    a few ``eps`` of that sum, far inside the tolerance, while a point off the manifold (an
+    image feature passed as it is, a point of another curvature) misses it by order 1. ``rtol``
+    replaces ``√eps`` (for points computed in a lower precision than they are stored in). It is
+    returned unchanged."""
+    check_tensor(x, name=name, kind="floating", finite=True)
+    if x.ndim == 0 or x.shape[-1] < 2:
+        raise ValueError(
+            f"`{name}` must hold points (..., n+1) with a time coordinate and n >= 1 spatial "
+            f"ones; got shape {tuple(x.shape)}"
+        )
+    k = check_curvature(curvature)
+    if x.numel() == 0:
+        return x
+    data = x.detach()
+    if bool((data[..., 0] <= 0).any()):
+        raise ValueError(
+            f"`{name}` must lie on the upper sheet of the hyperboloid (time coordinate x_0 > 0); "
+            f"got {int((data[..., 0] <= 0).sum())} points with x_0 <= 0"
+        )
+    sq = (data * data).sum(-1)
+    miss = (inner(data, data) + 1.0 / k).abs()
+    rtol = torch.finfo(data.dtype).eps ** 0.5 if rtol is None else rtol
+    tol = rtol * (1.0 / k + sq)
+    off = miss > tol
+    if bool(off.any()):
+        raise ValueError(
+            f"`{name}` must lie on the hyperboloid <x, x>_L = -1/curvature = {-1.0 / k:.6g}; "
+            f"{int(off.sum())} of {off.numel()} points miss it by up to {float(miss.max()):.3g} "
+            "(map features onto it with expmap0, or put drifted points back with project)"
+        )
+    return x
+
+
 def _sqrt_k(curvature, like: torch.Tensor) -> torch.Tensor:
     return torch.as_tensor(check_curvature(curvature), dtype=like.dtype, device=like.device).sqrt()
 
@@ -103,6 +146,7 @@ def project(x: torch.Tensor, curvature) -> torch.Tensor:
 def proj_tangent(x: torch.Tensor, u: torch.Tensor, curvature) -> torch.Tensor:
     """Orthogonal (Minkowski) projection of an ambient vector ``u`` onto ``T_x``:
     ``u + K <x, u>_L x``."""
+    check_points(x, curvature)
     k = check_curvature(curvature)
     return u + k * inner(x, u, keepdim=True) * x
 
@@ -124,6 +168,7 @@ def expmap0(v: torch.Tensor, curvature) -> torch.Tensor:
 
 def logmap0(x: torch.Tensor, curvature) -> torch.Tensor:
     """Inverse of :func:`expmap0`: the spatial tangent coordinates (..., n) at the origin."""
+    check_points(x, curvature)
     sk = _sqrt_k(curvature, x)
     space = x[..., 1:]
     # asinh of the spatial norm is arccosh of the time coordinate, without its cancellation
@@ -134,23 +179,35 @@ def logmap0(x: torch.Tensor, curvature) -> torch.Tensor:
 
 def dist0(x: torch.Tensor, curvature) -> torch.Tensor:
     """Geodesic distance from the origin (the point's hyperbolic radius)."""
+    check_points(x, curvature)
     sk = _sqrt_k(curvature, x)
     return torch.asinh(sk * x[..., 1:].norm(dim=-1)) / sk
 
 
 def dist(x: torch.Tensor, y: torch.Tensor, curvature) -> torch.Tensor:
-    """Geodesic distance ``arccosh(-K <x, y>_L)/√K`` over the last axis (broadcasting)."""
+    """Geodesic distance ``arccosh(-K <x, y>_L)/√K`` over the last axis (broadcasting).
+
+    On the manifold ``-K<x, y>_L - 1 = (K/2) <x - y, x - y>_L``, which is computed instead: it is
+    exactly 0 for ``x = y`` (so ``dist(x, x) = 0``, where ``-K<x, x>_L`` rounds to ``1 ± eps``
+    and gave ``√(2 eps)/√K``) and has no cancellation for nearby points. It is clamped at 0 (the
+    arccosh argument at 1) against rounding."""
+    check_points(x, curvature, name="x")
+    check_points(y, curvature, name="y")
     sk = _sqrt_k(curvature, x)
     k = sk * sk
-    arg = (-k * inner(x, y)).clamp_min(1.0)
-    # arccosh(1 + a) = log1p(a + √(a(a+2))) keeps accuracy for nearby points.
-    a = arg - 1
-    return torch.log1p(a + (a * (a + 2)).clamp_min(_SQ_EPS).sqrt()) / sk
+    diff = x - y
+    a = (0.5 * k * inner(diff, diff)).clamp_min(0.0)
+    # arccosh(1 + a) = log1p(a + √(a(a+2))); the floor under the root keeps its gradient finite
+    # at a = 0, and `where` keeps its value there exactly 0.
+    root = (a * (a + 2)).clamp_min(_SQ_EPS).sqrt()
+    root = torch.where(a > 0, root, torch.zeros_like(root))
+    return torch.log1p(a + root) / sk
 
 
 def expmap(x: torch.Tensor, u: torch.Tensor, curvature) -> torch.Tensor:
     """Exponential map at ``x`` of a tangent vector ``u``:
     ``cosh(√K‖u‖_L) x + sinh(√K‖u‖_L) u/(√K‖u‖_L)``."""
+    check_points(x, curvature)
     sk = _sqrt_k(curvature, x)
     r = sk * tangent_norm(u, keepdim=True)
     return torch.cosh(r) * x + _sinhc(r) * u
@@ -171,6 +228,8 @@ def logmap(x: torch.Tensor, y: torch.Tensor, curvature) -> torch.Tensor:
 def transport(x: torch.Tensor, y: torch.Tensor, u: torch.Tensor, curvature) -> torch.Tensor:
     """Parallel transport of ``u ∈ T_x`` to ``T_y`` along the geodesic:
     ``u + K<y, u>_L/(1 - K<x, y>_L) (x + y)``."""
+    check_points(x, curvature, name="x")
+    check_points(y, curvature, name="y")
     k = check_curvature(curvature)
     coef = k * inner(y, u, keepdim=True) / (1 - k * inner(x, y, keepdim=True))
     return u + coef * (x + y)

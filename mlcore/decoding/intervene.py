@@ -55,6 +55,8 @@ def token_disagreement(base_logits, reasoner_logits, measure: str = "kl") -> tor
     0.1308
     """
     measure = check_option(measure, name="measure", options=PAIR_MEASURES)
+    for name, logits in (("base_logits", base_logits), ("reasoner_logits", reasoner_logits)):
+        _check_logits(logits, name=name)
     if base_logits.shape != reasoner_logits.shape:
         raise ValueError(
             f"`base_logits` and `reasoner_logits` must have the same shape; got "
@@ -66,11 +68,40 @@ def token_disagreement(base_logits, reasoner_logits, measure: str = "kl") -> tor
     if measure == "top1":
         return (log_b.argmax(-1) != log_r.argmax(-1)).to(dtype)
     if measure == "kl":
-        return F.kl_div(log_b, log_r, reduction="none", log_target=True).sum(-1)
+        return _kl(log_r, log_b)
     log_m = torch.logsumexp(torch.stack([log_b, log_r]), dim=0) - math.log(2.0)
-    kl_bm = F.kl_div(log_m, log_b, reduction="none", log_target=True).sum(-1)
-    kl_rm = F.kl_div(log_m, log_r, reduction="none", log_target=True).sum(-1)
-    return 0.5 * (kl_bm + kl_rm)
+    return 0.5 * (_kl(log_b, log_m) + _kl(log_r, log_m))
+
+
+def _kl(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
+    """KL(p ‖ q) over the last axis with ``0 log 0 = 0``: a token of probability 0 under ``p``
+    (a ``-inf`` logit) adds nothing, where torch's ``kl_div`` gives ``0 * (-inf) = NaN``; one
+    of probability 0 under ``q`` only gives ``inf``, the true divergence."""
+    p = log_p.exp()
+    terms = torch.where(p > 0, p * (log_p - log_q), torch.zeros_like(p))
+    return terms.sum(-1)
+
+
+def _check_logits(logits, *, name: str) -> None:
+    """Real logits (..., vocab): ``-inf`` is a token of probability 0 and is allowed; NaN, ``+inf``
+    and rows with no finite entry (no distribution at all) are refused."""
+    check_tensor(logits, name=name, kind="real", nonempty=True)
+    if logits.ndim == 0:
+        raise ValueError(f"`{name}` must have a vocabulary axis (..., vocab); got a 0-D tensor")
+    if logits.is_floating_point():
+        n_nan = int(torch.isnan(logits).sum())
+        n_pos = int(torch.isposinf(logits).sum())
+        if n_nan or n_pos:
+            raise ValueError(
+                f"`{name}` must hold finite logits or -inf (a token of probability 0); found "
+                f"{n_nan} NaN and {n_pos} +inf entries among {logits.numel()}"
+            )
+        empty = ~torch.isfinite(logits).any(-1)
+        if bool(empty.any()):
+            raise ValueError(
+                f"`{name}` must give every row at least one finite logit; {int(empty.sum())} "
+                "rows are all -inf"
+            )
 
 
 def _is_hf(model) -> bool:

@@ -29,6 +29,12 @@ def as_matrix(x, *, name: str, device: torch.device, columns: int | None = None)
             raise TypeError(f"`{name}` must be real-valued; got dtype {x.dtype}")
         out = x.detach().to(device=device, dtype=torch.float64, copy=True)
     else:
+        kind = np.asarray(x).dtype.kind
+        if kind not in "biuf":
+            # np.array(..., dtype=float) would parse text ("0.5") and drop imaginary parts
+            raise TypeError(
+                f"`{name}` must be a real numeric 2-D array or tensor; got {describe(x)}"
+            )
         try:
             arr = np.array(x, dtype=np.float64)
         except (TypeError, ValueError):
@@ -44,6 +50,18 @@ def as_matrix(x, *, name: str, device: torch.device, columns: int | None = None)
         raise ValueError(f"`{name}` must have {columns} columns; got shape {tuple(out.shape)}")
     if not torch.isfinite(out).all():
         raise ValueError(f"`{name}` must be finite; found NaN or infinite entries")
+    return out
+
+
+def as_probabilities(p, *, name: str, device: torch.device) -> torch.Tensor:
+    """Probabilities (scalar or 1-D) in [0, 1] as a float64 tensor on ``device``: real only (a
+    complex posterior would lose its imaginary part silently)."""
+    arr = as_numpy(p, name=name)
+    if arr.dtype.kind not in "biuf" or arr.dtype == np.bool_:
+        raise TypeError(f"`{name}` must hold real probabilities; got dtype {arr.dtype}")
+    out = torch.as_tensor(arr, dtype=torch.float64, device=device)
+    if not torch.isfinite(out).all() or (out < 0).any() or (out > 1).any():
+        raise ValueError(f"`{name}` must hold probabilities in [0, 1]")
     return out
 
 

@@ -24,7 +24,13 @@ from torch.nn import functional as F
 from mlcore._checks import check_tensor
 from mlcore._device import as_numpy, seeded_torch
 from mlcore.encoders._inputs import check_class_indices
-from mlcore.gzsl._inputs import as_matrix, as_seen_mask, gzsl_accuracy, input_device
+from mlcore.gzsl._inputs import (
+    as_matrix,
+    as_probabilities,
+    as_seen_mask,
+    gzsl_accuracy,
+    input_device,
+)
 from statcore.base import Estimator
 from statcore.results import IterationRecord, Results
 from statcore.results.plotting import get_ax, label_axes, legend_beside
@@ -86,7 +92,7 @@ def pu_gate(scores, seen_mask, eta):
     device = input_device(scores, eta)
     s = as_matrix(scores, name="scores", device=device)
     mask = torch.as_tensor(as_seen_mask(seen_mask, n_classes=s.shape[1]), device=device)
-    e = torch.as_tensor(as_numpy(eta, name="eta"), dtype=torch.float64, device=device)
+    e = as_probabilities(eta, name="eta", device=device)
     if e.ndim > 1 or (e.ndim == 1 and e.shape[0] != s.shape[0]):
         raise ValueError(
             f"`eta` must be a scalar or have one entry per row of `scores` ({s.shape[0]}); "
@@ -121,13 +127,14 @@ def class_scores(z: torch.Tensor, prototypes: torch.Tensor, *, metric: str, scal
     -------
     Tensor (n, C)
     """
-    check_tensor(z, name="z", dims=("n", "d"), kind="floating")
+    check_tensor(z, name="z", dims=("n", "d"), kind="floating", nonempty=True, finite=True)
     check_tensor(
         prototypes, name="prototypes", dims=("classes", "d"), sizes={"d": z.shape[1]},
-        kind="floating",
+        kind="floating", nonempty=True, finite=True,
     )  # fmt: skip
     metric = check_option(metric, name="metric", options=METRICS)
     scale = check_positive(scale, name="scale")
+    prototypes = prototypes.to(dtype=z.dtype)
     if metric == "cosine":
         return scale * F.normalize(z, dim=1) @ F.normalize(prototypes, dim=1).T
     return -scale * torch.cdist(z, prototypes).square()
@@ -191,9 +198,7 @@ def calibrate_prototypes(
     zt = as_matrix(z, name="z", device=device)
     protos = as_matrix(prototypes, name="prototypes", device=device, columns=zt.shape[1])
     mask = as_seen_mask(seen_mask, n_classes=protos.shape[0])
-    post = torch.as_tensor(
-        as_numpy(unseen_posterior, name="unseen_posterior"), dtype=torch.float64, device=device
-    )
+    post = as_probabilities(unseen_posterior, name="unseen_posterior", device=device)
     if post.shape != (zt.shape[0],):
         raise ValueError(
             f"`unseen_posterior` must have shape ({zt.shape[0]},); got {tuple(post.shape)}"

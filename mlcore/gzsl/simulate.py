@@ -192,10 +192,10 @@ def ridge_semantic_map(x_train, y_train, attributes, x_test, *, penalty: float =
     z_test : ndarray (m, d)
         Embeddings of ``x_test`` from the map fitted on all training examples.
     """
+    a = as_float_array(attributes, name="attributes", ndim=2, min_rows=1)
     x = as_float_array(x_train, name="x_train", ndim=2, min_rows=2)
-    a = as_float_array(attributes, name="attributes", ndim=2)
     y = check_class_indices(y_train, name="y_train", n=x.shape[0], n_classes=a.shape[0])
-    xt = as_float_array(x_test, name="x_test", ndim=2)
+    xt = as_float_array(x_test, name="x_test", ndim=2, min_rows=1)
     if xt.shape[1] != x.shape[1]:
         raise ValueError(f"`x_test` must have {x.shape[1]} columns; got {xt.shape[1]}")
     penalty = check_positive(penalty, name="penalty", strict=False)

@@ -8,12 +8,14 @@ prompts of a batch.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import torch
 
+from mlcore._checks import check_tensor
 from mlcore._device import as_numpy
 from mlcore.interp.hooks import HeadHooks, answer_probability
 from mlcore.interp.results import (
@@ -22,7 +24,13 @@ from mlcore.interp.results import (
     HybridPatchResult,
     ReweightingResult,
 )
-from statcore.validation import check_positive_int, check_random_state, describe
+from statcore.validation import (
+    as_float_array,
+    check_positive_int,
+    check_random_state,
+    check_scalar,
+    describe,
+)
 
 _PAPER = (
     "Wang, E., Wang, Y., Bakalova, A. and Hahn, M. (2026). How few-shot examples add up: a "
@@ -40,15 +48,32 @@ def _hooks(hooks) -> HeadHooks:
 
 
 def _answers(answers, n, device, *, name="answers"):
-    if (
-        not isinstance(answers, torch.Tensor)
-        or answers.ndim != 1
-        or answers.dtype.is_floating_point
-    ):
-        raise ValueError(f"`{name}` must be a 1-D integer tensor; got {describe(answers)}")
-    if len(answers) != n:
-        raise ValueError(f"`{name}` must have one entry per prompt ({n}); got {len(answers)}")
+    check_tensor(answers, name=name, dims=("prompts",), sizes={"prompts": n}, kind="integer")
     return answers.to(device)
+
+
+def _ids(ids, *, name: str) -> torch.Tensor:
+    """Token ids (prompts, time): an integer tensor with at least one prompt and one token."""
+    return check_tensor(ids, name=name, dims=("prompts", "time"), kind="integer", nonempty=True)
+
+
+def _layer(hooks, layer) -> int:
+    """Where a vector is added: default ``n_layers // 3``, else a layer index of the model."""
+    if layer is None:
+        return hooks.n_layers // 3
+    return int(
+        check_scalar(layer, name="layer", kind=numbers.Integral, low=0, high=hooks.n_layers - 1)
+    )
+
+
+def _activations(hooks, x, *, name: str) -> torch.Tensor:
+    """Head activations (..., n_layers, n_heads, head_dim): finite floats (a NaN would give a
+    NaN function vector and effects, silently)."""
+    check_tensor(x, name=name, ndim=(3, 4), kind="floating", nonempty=True, finite=True)
+    shape = (hooks.n_layers, hooks.n_heads, hooks.head_dim)
+    if tuple(x.shape[-3:]) != shape:
+        raise ValueError(f"`{name}` must end in the shape {shape}; got {tuple(x.shape)}")
+    return x
 
 
 def mean_head_activations(hooks, prompts: torch.Tensor) -> torch.Tensor:
@@ -65,7 +90,7 @@ def mean_head_activations(hooks, prompts: torch.Tensor) -> torch.Tensor:
     Todd, E. et al. (2024). Function vectors in large language models. *ICLR 2024*
     (``get_mean_head_activations`` in ericwtodd/function_vectors).
     """
-    return _hooks(hooks).head_activations(prompts).mean(0)
+    return _hooks(hooks).head_activations(_ids(prompts, name="prompts")).mean(0)
 
 
 def indirect_effects(hooks, corrupted, answers, source) -> torch.Tensor:
@@ -94,11 +119,9 @@ def indirect_effects(hooks, corrupted, answers, source) -> torch.Tensor:
     (``compute_indirect_effect.py``).
     """
     hooks = _hooks(hooks)
+    _ids(corrupted, name="corrupted")
     answers = _answers(answers, len(corrupted), hooks.device)
-    shape = (hooks.n_layers, hooks.n_heads, hooks.head_dim)
-    if not isinstance(source, torch.Tensor) or tuple(source.shape[-3:]) != shape:
-        raise ValueError(f"`source` must end in the shape {shape}; got {describe(source)}")
-    source = source.to(hooks.device)
+    source = _activations(hooks, source, name="source").to(hooks.device)
     base = answer_probability(hooks.logits(corrupted), answers)
     effects = torch.zeros(hooks.n_layers, hooks.n_heads)
     for layer in range(hooks.n_layers):
@@ -123,6 +146,7 @@ def function_vector(hooks, activations: torch.Tensor, heads: Sequence) -> torch.
     (``compute_function_vector``).
     """
     hooks = _hooks(hooks)
+    _activations(hooks, activations, name="activations")
     heads = hooks._check_heads(heads)
     return sum(
         hooks.head_to_residual(layer, head, activations[..., layer, head, :].to(hooks.device))
@@ -133,10 +157,14 @@ def function_vector(hooks, activations: torch.Tensor, heads: Sequence) -> torch.
 def _steered(hooks, prompts, answers, vector, layer):
     """(top-1 accuracy, mean P(answer)) with ``vector`` added after ``layer``."""
     hooks = _hooks(hooks)
+    _ids(prompts, name="prompts")
     answers = _answers(answers, len(prompts), hooks.device)
+    layer = _layer(hooks, layer)
     add = None
     if vector is not None:
-        add = (hooks.n_layers // 3 if layer is None else layer, torch.as_tensor(vector))
+        check_tensor(vector, name="vector", ndim=(1, 2), kind="floating", nonempty=True,
+                     finite=True)  # fmt: skip
+        add = (layer, vector)
     logits = hooks.logits(prompts, add=add)
     accuracy = float((logits[:, -1].argmax(-1) == answers).float().mean())
     return accuracy, float(answer_probability(logits, answers).mean())
@@ -208,6 +236,13 @@ def extract_function_vector(
     vectors in large language models. *ICLR 2024*.
     """
     hooks = _hooks(hooks)
+    _ids(prompts, name="prompts")
+    _ids(corrupted, name="corrupted")
+    _answers(answers, len(prompts), hooks.device)
+    if zero_shot is not None:
+        _ids(zero_shot, name="zero_shot")
+        _answers(zero_shot_answers, len(zero_shot), hooks.device, name="zero_shot_answers")
+        check_random_state(random_state)
     n_top_heads = check_positive_int(n_top_heads, name="n_top_heads")
     n_random = check_positive_int(n_random, name="n_random")
     total = hooks.n_layers * hooks.n_heads
@@ -218,7 +253,7 @@ def extract_function_vector(
             f"`corrupted` must be a tensor of the shape of `prompts` {tuple(prompts.shape)}; got "
             f"{describe(corrupted)}"
         )
-    layer = hooks.n_layers // 3 if layer is None else int(layer)
+    layer = _layer(hooks, layer)
     means = mean_head_activations(hooks, prompts)
     effects = indirect_effects(hooks, corrupted, answers, means)
     order = torch.argsort(effects.flatten(), descending=True)
@@ -300,6 +335,7 @@ def _check_spans(spans, length):
 def _span_arguments(hooks, prompts, spans, heads):
     """The checked ``hooks``, ``heads`` and ``spans`` of the span-level entries."""
     hooks = _hooks(hooks)
+    _ids(prompts, name="prompts")
     return hooks, hooks._check_heads(heads), _check_spans(spans, prompts.shape[1])
 
 
@@ -457,8 +493,9 @@ def fit_additivity(total, sub_vectors, *, baseline_beta: float | None = None) ->
     ----------
     Wang, E., Wang, Y., Bakalova, A. and Hahn, M. (2026). *ICML 2026*, arXiv:2605.16591.
     """
-    y_all = np.asarray(as_numpy(total, name="total"), dtype=float)
-    x_all = np.asarray(as_numpy(sub_vectors, name="sub_vectors"), dtype=float)
+    y_all = as_float_array(as_numpy(total, name="total"), name="total", ndim=2, min_rows=1)
+    x_all = as_float_array(as_numpy(sub_vectors, name="sub_vectors"), name="sub_vectors", ndim=3,
+                           min_rows=1)  # fmt: skip
     if (
         y_all.ndim != 2
         or x_all.ndim != 3
@@ -469,10 +506,12 @@ def fit_additivity(total, sub_vectors, *, baseline_beta: float | None = None) ->
             "`total` (n_prompts, d_model) and `sub_vectors` (n_prompts, n_demos, d_model) must "
             f"agree; got shapes {y_all.shape} and {x_all.shape}"
         )
-    if not (np.isfinite(y_all).all() and np.isfinite(x_all).all()):
-        raise ValueError("`total` and `sub_vectors` must be finite")
     n = x_all.shape[1]
-    baseline_beta = 1.0 / n if baseline_beta is None else float(baseline_beta)
+    if n == 0:
+        raise ValueError("`sub_vectors` must hold at least one demonstration")
+    baseline_beta = (
+        1.0 / n if baseline_beta is None else check_scalar(baseline_beta, name="baseline_beta")
+    )
 
     def fit(y, x):
         design = np.column_stack([x.T, np.ones(len(y))])
@@ -537,13 +576,11 @@ def contextual_reweighting(decomposition: SpanDecomposition, ambiguity) -> Rewei
             f"`decomposition` must be a SpanDecomposition; got {describe(decomposition)}"
         )
     mass = as_numpy(decomposition.mass.mean(1), name="mass").astype(float)
-    amb = np.asarray(ambiguity, dtype=float)
+    amb = as_float_array(as_numpy(ambiguity, name="ambiguity"), name="ambiguity", ndim=2)
     if amb.shape != mass.shape:
         raise ValueError(
             f"`ambiguity` must have shape {mass.shape} (prompts, demos); got {amb.shape}"
         )
-    if not np.isfinite(amb).all():
-        raise ValueError("`ambiguity` must be finite")
     n_prompts, n_demos = mass.shape
     position = np.tile(np.arange(n_demos, dtype=float), n_prompts)
     design = np.column_stack([np.ones(mass.size), amb.ravel(), position])
@@ -604,6 +641,9 @@ def qk_v_hybrid_patch(
     Wang, E., Wang, Y., Bakalova, A. and Hahn, M. (2026). *ICML 2026*, arXiv:2605.16591.
     """
     hooks, heads, spans = _span_arguments(hooks, prompts, spans, heads)
+    _ids(zero_shot, name="zero_shot")
+    _answers(zero_shot_answers, len(zero_shot), hooks.device, name="zero_shot_answers")
+    layer = _layer(hooks, layer)
     context = span_decomposition(hooks, prompts, spans, heads)
     isolated = [hooks.attention(p) for p in _isolated_prompts(prompts, spans)]
     inside = torch.zeros(prompts.shape[1], dtype=torch.bool)
@@ -631,7 +671,6 @@ def qk_v_hybrid_patch(
                     z = z + (w.unsqueeze(-1) * vals).sum(1)
                 fv = fv + hooks.head_to_residual(layer_k, head, z)
             vectors[(qk, v_source)] = fv.mean(0)
-    layer = hooks.n_layers // 3 if layer is None else int(layer)
     rows = []
     for (qk, v_source), fv in vectors.items():
         accuracy, probability = _steered(hooks, zero_shot, zero_shot_answers, fv, layer)

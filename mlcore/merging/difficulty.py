@@ -11,11 +11,17 @@ import numpy as np
 import pandas as pd
 import torch
 
-from mlcore._checks import check_tensor
+from mlcore._checks import check_finite_parameters, check_tensor
 from mlcore._device import as_numpy
 from statcore.results import Results
 from statcore.results.plotting import get_ax, label_axes
-from statcore.validation import check_callable, check_option, check_scalar, describe
+from statcore.validation import (
+    as_float_array,
+    check_callable,
+    check_option,
+    check_scalar,
+    describe,
+)
 
 RANKINGS = ("el2n", "learned_epoch", "forgetting_events", "loss")
 
@@ -319,9 +325,10 @@ def late_gradient_share(
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"`model` must be a torch.nn.Module; got {describe(model)}")
     check_callable(loss_fn, name="loss_fn")
-    check_tensor(inputs, name="inputs", nonempty=True)
+    check_finite_parameters(model, name="model")
+    check_tensor(inputs, name="inputs", ndim=range(1, 9), nonempty=True, finite=True)
     n = inputs.shape[0]
-    check_tensor(targets, name="targets")
+    check_tensor(targets, name="targets", ndim=range(1, 9), finite=True)
     if targets.shape[0] != n:
         raise ValueError(f"`targets` must have {n} rows like `inputs`; got {targets.shape[0]}")
     top_q = check_scalar(top_q, name="top_q", low=0.0, high=1.0, low_inclusive=False)
@@ -341,12 +348,11 @@ def late_gradient_share(
     norms = as_numpy(sq.sqrt(), name="gradient norms")
     if scores is None:
         with torch.no_grad():
-            scores = as_numpy(loss_fn(model(inputs), targets), name="loss")
-    scores = np.asarray(scores, dtype=float).reshape(-1)
+            scores = as_numpy(loss_fn(model(inputs), targets), name="loss").reshape(-1)
+    else:
+        scores = as_float_array(scores, name="scores", ndim=1)
     if scores.shape[0] != n:
         raise ValueError(f"`scores` must have {n} entries like `inputs`; got {scores.shape[0]}")
-    if not np.isfinite(scores).all():
-        raise ValueError("`scores` must be finite")
     k = int(np.ceil(top_q * n))
     hard = np.argsort(-scores, kind="stable")[:k]
     total = norms.sum()

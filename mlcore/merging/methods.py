@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
+from mlcore._checks import check_finite
 from mlcore._device import torch_generator
 from statcore.validation import check_option, check_scalar, describe
 
@@ -27,15 +28,23 @@ DARE_COMBINES = ("task_arithmetic", "ties")
 def _state_dict(obj, *, name: str) -> Mapping[str, torch.Tensor]:
     """The tensors of a module or a state dict, as a read-only view (nothing is copied yet)."""
     if isinstance(obj, torch.nn.Module):
-        return obj.state_dict()
-    if isinstance(obj, Mapping):
+        sd = obj.state_dict()
+    elif isinstance(obj, Mapping):
         for key, value in obj.items():
             if not isinstance(value, torch.Tensor):
                 raise TypeError(
                     f"`{name}` must map parameter names to tensors; entry {key!r} is "
                     f"{describe(value)}"
                 )
-        return obj
+        sd = obj
+    else:
+        sd = None
+    if sd is not None:
+        # a NaN or inf weight would spread into every merged entry it touches (and TIES'
+        # magnitude ranking), silently: refuse it here, naming the entry
+        for key, value in sd.items():
+            check_finite(value.detach(), name=f"{name}[{key!r}]")
+        return sd
     raise TypeError(f"`{name}` must be a torch.nn.Module or a state dict; got {describe(obj)}")
 
 

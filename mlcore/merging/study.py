@@ -16,7 +16,13 @@ import torch
 from mlcore.merging.methods import METHODS, _state_dict, merge
 from statcore.results import Results
 from statcore.results.plotting import get_ax, label_axes
-from statcore.validation import check_callable, check_option, check_scalar, describe
+from statcore.validation import (
+    as_float_array,
+    check_callable,
+    check_option,
+    check_scalar,
+    describe,
+)
 
 STOP_CRITERIA = ("train_accuracy", "unlearned_fraction", "plateau")
 
@@ -295,11 +301,7 @@ def select_stops(
         )
     stops = []
     for k, h in enumerate(histories):
-        h = np.asarray(h, dtype=float)
-        if h.ndim != 1 or h.size == 0:
-            raise ValueError(f"`histories[{k}]` must be a non-empty 1-D array; got shape {h.shape}")
-        if not np.isfinite(h).all():
-            raise ValueError(f"`histories[{k}]` must be finite")
+        h = as_float_array(h, name=f"histories[{k}]", ndim=1, min_rows=1)
         if criterion == "train_accuracy":
             hit = np.flatnonzero(h >= threshold)
         elif criterion == "unlearned_fraction":

@@ -39,6 +39,7 @@ from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,
+    check_scalar,
 )
 
 OBJECTIVES = ("mine", "infonce", "smile")
@@ -199,8 +200,8 @@ def _check_options(objective, hidden, batch_size, maxiter, lr, clip, test_size):
     check_positive_int(maxiter, name="maxiter")
     check_positive(lr, name="lr")
     check_positive(clip, name="clip")
-    if not 0.0 < test_size < 1.0:
-        raise ValueError(f"`test_size` must lie in (0, 1); got {test_size!r}")
+    check_scalar(test_size, name="test_size", low=0.0, high=1.0, low_inclusive=False,
+                 high_inclusive=False)  # fmt: skip
     return objective
 
 

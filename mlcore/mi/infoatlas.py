@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from mlcore._checkpoints import write_checkpoint
+from mlcore._checks import check_tensor
 from mlcore._device import seeded_torch, torch_generator
 from mlcore._iterations import budget_result
 from mlcore.mi import episodes
@@ -36,7 +37,12 @@ from mlcore.mi._data import (
 )
 from statcore.geometry.mutual_information import MutualInformationResult, normal_interval
 from statcore.progress import progress as progress_bar
-from statcore.validation import check_alpha, check_positive, check_positive_int
+from statcore.validation import (
+    check_alpha,
+    check_callable,
+    check_positive,
+    check_positive_int,
+)
 
 REFERENCE = (
     "Hu, Chen, ..., Yang (2026). InfoAtlas: amortised mutual information estimation in one "
@@ -146,11 +152,23 @@ class InfoAtlasNet(nn.Module):
         return score(None).mean(dim=1) - marginal / n_permutations
 
 
+def _check_episodes(z, m) -> tuple[torch.Tensor, int]:
+    """Episodes ``z = (x, y)`` of shape (B, n, 2m): finite floats, ``m`` columns a side."""
+    m = check_positive_int(m, name="m")
+    check_tensor(
+        z, name="z", dims=("batch", "n", "2m"), sizes={"2m": 2 * m}, kind="floating",
+        nonempty=True, finite=True,
+    )  # fmt: skip
+    return z, m
+
+
 def gaussian_log_ratio(z: torch.Tensor, m: int, ridge: float = 1e-3) -> torch.Tensor:
     """The matrix ``Q`` of the Gaussian log density ratio ``log p(x, y) / p(x) p(y) = z' Q z +
     c`` fitted to each episode's correlation matrix ``R`` (B, n, 2m) -> (B, 2m, 2m):
     ``Q = -(R^-1 - diag(R_xx^-1, R_yy^-1)) / 2``, ridge-regularised. After the copula transform
     this is the exact critic of every Gaussian-copula pair."""
+    z, m = _check_episodes(z, m)
+    ridge = check_positive(ridge, name="ridge", strict=False)
     n = z.shape[1]
     eye = torch.eye(2 * m, device=z.device, dtype=z.dtype)
     r = z.transpose(1, 2) @ z / n + ridge * eye
@@ -164,6 +182,9 @@ def dv_readout(score, z: torch.Tensor, m: int, n_permutations: int, generator) -
     """The Donsker-Varadhan readout of a critic ``score(z) -> (B, n)`` on ``z = (x, y)`` (B, n, 2m)
     with the marginal term averaged over ``n_permutations`` random permutations of ``y``, as the
     authors' ``InfoNet.forward`` does (10 permutations)."""
+    check_callable(score, name="score")
+    z, m = _check_episodes(z, m)
+    n_permutations = check_positive_int(n_permutations, name="n_permutations")
     n = z.shape[1]
     joint = score(z).mean(dim=1)
     marginal = 0.0

@@ -312,7 +312,7 @@ def test_bad_inputs_are_named():
         indirect_effects(hooks, ids, torch.zeros(4, dtype=torch.long), torch.zeros(2, 4, 3))
     with pytest.raises(ValueError, match="`ids`"):
         hooks.run(torch.randn(2, 3))
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(ValueError, match="`total` must not contain NaN"):
         fit_additivity(np.full((2, 4), np.nan), np.zeros((2, 1, 4)))
     decomp = span_decomposition(hooks, ids, spans_of(3), [(0, 0)])
     with pytest.raises(ValueError, match="`ambiguity`"):
