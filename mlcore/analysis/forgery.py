@@ -33,6 +33,7 @@ from statcore.base import Estimator
 from statcore.results import Results
 from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
+    as_float_array,
     check_option,
     check_positive,
     check_positive_int,
@@ -92,11 +93,9 @@ def kneedle(values, *, direction: str = "decreasing") -> int:
     >>> kneedle([10.0, 7.0, 4.0, 1.0, 0.9, 0.8, 0.7, 0.6, 0.5])
     3
     """
-    y = np.asarray(values, dtype=np.float64)
-    if y.ndim != 1 or len(y) < 3:
+    y = as_float_array(values, name="values", ndim=1)
+    if len(y) < 3:
         raise ValueError(f"`values` must be a 1-D curve of at least 3 points; got {describe(y)}")
-    if not np.isfinite(y).all():
-        raise ValueError("`values` must be finite; the curve holds NaN or infinite points")
     direction = check_option(direction, name="direction", options=("decreasing", "increasing"))
     span = y.max() - y.min()
     if span == 0:
@@ -437,6 +436,8 @@ def _labels(labels, n: int, *, name: str) -> np.ndarray:
         raise ValueError(
             f"`{name}` must hold one label per image ({n}); got shape {tuple(arr.shape)}"
         )
+    if arr.dtype.kind == "c":
+        raise TypeError(f"`{name}` must hold class labels (numbers or names); got complex values")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ValueError(f"`{name}` must not contain NaN or infinite labels")
     return arr

@@ -11,8 +11,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from mlcore._checks import check_tensor
 from mlcore._toy_training import train_toy_classifier
-from statcore.validation import check_positive_int, check_random_state
+from statcore.validation import as_class_labels, check_positive_int, check_random_state
 
 #: A separable 3x3 smoothing kernel, made slightly anisotropic so that zero insertion followed
 #: by it leaves the checkerboard a transposed convolution leaves in decoded images.
@@ -87,12 +88,12 @@ def digit_backbone(
     train, pool : numpy.ndarray of int
         Indices of the training images and of the others.
     """
-    labels = np.asarray(labels)
-    if images.ndim != 4 or images.shape[1:] != (1, 16, 16) or len(images) != len(labels):
-        raise ValueError(
-            "`images` must be (n, 1, 16, 16) with one label each; got "
-            f"{tuple(images.shape)} images and {labels.shape} labels"
-        )
+    check_tensor(images, name="images", dims=("n", "channel", "height", "width"),
+                 sizes={"channel": 1, "height": 16, "width": 16}, kind="floating",
+                 nonempty=True, finite=True)  # fmt: skip
+    labels = as_class_labels(labels, name="labels", n=len(images))
+    if labels.min() < 0 or labels.max() > 9:
+        raise ValueError("`labels` must be digits 0..9")
     n_train = check_positive_int(n_train, name="n_train")
     if n_train >= len(labels):
         raise ValueError(f"`n_train` must leave a pool: below {len(labels)}; got {n_train}")

@@ -375,8 +375,9 @@ def logit_adjusted_cross_entropy(logits, soft_targets, prior, *, tau: float = 1.
     r"""Cross-entropy of soft targets against ``logits + tau * log(prior)``, batch mean.
 
     The logit-adjusted loss of Menon et al. (2021); ``prior`` may be one vector (C,) or a
-    stack (M, C), in which case the result is the mean over the M priors. No input checks:
-    this is the kernel of :class:`LogitAdjustedLoss` and :class:`CLAPORLoss`, which check.
+    stack (M, C), in which case the result is the mean over the M priors. The inputs are
+    checked here; :class:`LogitAdjustedLoss` and :class:`CLAPORLoss` check once and call the
+    kernel.
 
     Parameters
     ----------
@@ -401,6 +402,22 @@ def logit_adjusted_cross_entropy(logits, soft_targets, prior, *, tau: float = 1.
     Menon, A. K., Jayasumana, S., Rawat, A. S., Jain, H., Veit, A. and Kumar, S. (2021).
     Long-tail learning via logit adjustment. *ICLR 2021*.
     """
+    check_tensor(logits, name="logits", dims=("n", "classes"), kind="floating", nonempty=True,
+                 finite=True)  # fmt: skip
+    n, n_classes = logits.shape
+    check_tensor(soft_targets, name="soft_targets", dims=("n", "classes"),
+                 sizes={"n": n, "classes": n_classes}, kind="floating", finite=True)  # fmt: skip
+    if bool((soft_targets < 0).any()):
+        raise ValueError("`soft_targets` must be non-negative (rows of class probabilities)")
+    check_tensor(prior, name="prior", ndim=(1, 2), kind="floating", nonempty=True, finite=True)
+    for row in prior.reshape(-1, prior.shape[-1]):
+        _check_prior(row, n_classes=n_classes, name="prior")
+    tau = check_scalar(tau, name="tau", low=0.0)
+    return _logit_adjusted_ce(logits, soft_targets, prior, tau)
+
+
+def _logit_adjusted_ce(logits, soft_targets, prior, tau: float) -> torch.Tensor:
+    """The kernel of :func:`logit_adjusted_cross_entropy`, for the losses that check once."""
     adjusted = logits.unsqueeze(0) + tau * torch.log(prior).reshape(-1, 1, logits.shape[1])
     return -(soft_targets * F.log_softmax(adjusted, dim=-1)).sum(-1).mean()
 
@@ -439,7 +456,7 @@ class LogitAdjustedLoss(nn.Module):
         _check_soft_targets(soft_targets, logits)
         prior_hat = _check_prior(prior_hat, n_classes=logits.shape[1], name="prior_hat")
         prior_hat = prior_hat.to(device=logits.device, dtype=logits.dtype)
-        return logit_adjusted_cross_entropy(logits, soft_targets, prior_hat, tau=self.tau)
+        return _logit_adjusted_ce(logits, soft_targets, prior_hat, self.tau)
 
     def extra_repr(self) -> str:
         return f"tau={self.tau:g}"
@@ -541,7 +558,7 @@ class CLAPORLoss(nn.Module):
     def regulariser(self, logits, soft_targets, priors) -> torch.Tensor:
         """``L_reg`` for given prior draws (M, C) (the sampler is bypassed)."""
         if self.mode == "expected":
-            return logit_adjusted_cross_entropy(logits, soft_targets, priors, tau=self.tau)
+            return _logit_adjusted_ce(logits, soft_targets, priors, self.tau)
         logp = F.log_softmax(logits.unsqueeze(0) + self.tau * torch.log(priors).unsqueeze(1), -1)
         m = logp.shape[0]
         # sum over ordered pairs of KL(p_a || p_b) = sum_a <p_a, M log p_a - sum_b log p_b>
@@ -554,7 +571,7 @@ class CLAPORLoss(nn.Module):
         _check_soft_targets(soft_targets, logits)
         prior_hat = _check_prior(prior_hat, n_classes=logits.shape[1], name="prior_hat")
         prior_hat = prior_hat.detach().to(device=logits.device, dtype=logits.dtype)
-        pll = logit_adjusted_cross_entropy(logits, soft_targets, prior_hat, tau=self.tau)
+        pll = _logit_adjusted_ce(logits, soft_targets, prior_hat, self.tau)
         priors = self.perturbation(prior_hat)
         reg = self.regulariser(logits, soft_targets, priors)
         loss = pll + self.penalty * reg

@@ -129,9 +129,12 @@ def partial_label_candidates(
     """
     n_classes = check_positive_int(n_classes, name="n_classes", minimum=2)
     labels = np.asarray(labels)
-    if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
-        raise ValueError("`labels` must be a 1-D array of integer class labels")
-    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+    if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer) or not labels.size:
+        raise ValueError(
+            "`labels` must be a non-empty 1-D array of integer class labels; got dtype "
+            f"{labels.dtype}, shape {labels.shape}"
+        )
+    if labels.min() < 0 or labels.max() >= n_classes:
         raise ValueError(f"`labels` must lie in 0..{n_classes - 1}")
     q = check_scalar(q, name="q", low=0.0, high=1.0)
     eta = check_scalar(eta, name="eta", low=0.0, high=1.0)

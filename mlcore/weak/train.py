@@ -35,6 +35,8 @@ from statcore.exceptions import ConvergenceWarning
 from statcore.results import Results, Summary
 from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
+    as_class_labels,
+    as_float_array,
     check_alpha,
     check_option,
     check_positive,
@@ -101,6 +103,8 @@ class PartialLabelTrainingResult(TrainingResult):
 
 def _as_tensor(x, *, name: str, device=None) -> torch.Tensor:
     if isinstance(x, np.ndarray):
+        if x.dtype.kind not in "biuf":
+            raise TypeError(f"`{name}` must hold real numbers; got dtype {x.dtype}")
         x = torch.from_numpy(np.ascontiguousarray(x))
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"`{name}` must be a torch.Tensor or numpy array; got {type(x).__name__}")
@@ -480,8 +484,25 @@ def partial_label_study(
     Wang, H. et al. (2022). SoLar. *NeurIPS 2022* (the evaluation by class groups).
     CLAPOR, *ICML 2026* (icml.cc/virtual/2026/poster/65914).
     """
-    y_train, y_test = np.asarray(y_train), np.asarray(y_test)
+    # checked copies for the shapes; the study trains on the caller's arrays and dtype
+    train_shape = as_float_array(X_train, name="X_train", ndim=2, min_rows=2).shape
+    test_shape = as_float_array(X_test, name="X_test", ndim=2, min_rows=1).shape
+    y_train = as_class_labels(y_train, name="y_train", n=train_shape[0])
+    y_test = as_class_labels(y_test, name="y_test", n=test_shape[0])
+    if test_shape[1] != train_shape[1]:
+        raise ValueError(
+            f"`X_test` must have the {train_shape[1]} columns of `X_train`; got {test_shape[1]}"
+        )
+    if min(y_train.min(), y_test.min()) < 0:
+        raise ValueError("`y_train` and `y_test` must hold class indices >= 0")
     n_classes = int(max(y_train.max(), y_test.max())) + 1
+    n_head = check_positive_int(n_head, name="n_head")
+    n_tail = check_positive_int(n_tail, name="n_tail")
+    if n_head > n_classes or n_tail > n_classes:
+        raise ValueError(
+            f"`n_head` and `n_tail` must be at most the {n_classes} classes; got {n_head} and "
+            f"{n_tail}"
+        )
     sizes = np.bincount(y_train, minlength=n_classes)
     ranked = np.argsort(-sizes, kind="stable")
     head, tail = ranked[:n_head], ranked[-n_tail:]

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from _bad_input import Row, make_table_tests
 
-from mlcore import adapt, decoding, gzsl, interp, merging, mi
+from mlcore import adapt, analysis, decoding, gzsl, interp, merging, mi, weak
 from mlcore.mi.infoatlas import InfoAtlas
 from mlcore.nn import TinyTransformer
 
@@ -90,6 +90,29 @@ ETA = np.full(len(GX), 0.6)
 SEEN_ROWS = np.isin(GY, np.flatnonzero(MASK))
 
 _CRITIC = dict(hidden=4, batch_size=8, maxiter=3)
+
+# ---- weak
+LOGITS_W = _t(6, 3)
+CAND = torch.tensor([[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 1], [1, 0, 0], [0, 1, 1]]).bool()
+PRIOR = torch.tensor([0.5, 0.3, 0.2])
+SOFT = torch.softmax(_t(6, 3), dim=1)
+LABELS_W = np.repeat(np.arange(3), 20)
+XW, YW, XWT, YWT = weak.long_tailed_mixture(
+    n_classes=3, n_max=20, imbalance_ratio=2.0, n_features=4, n_test_per_class=5, random_state=0
+)
+SW = weak.partial_label_candidates(YW, 3, q=0.3, random_state=0)
+
+# ---- analysis
+torch.manual_seed(0)
+_CNN = torch.nn.Sequential(
+    torch.nn.Conv2d(1, 2, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
+    torch.nn.Linear(2 * 16 * 16, 3),
+).eval()  # fmt: skip
+REAL = torch.rand(8, 1, 16, 16, generator=_g)
+FAKE = (REAL + 0.1 * torch.rand(8, 1, 16, 16, generator=_g)).clamp(0, 1)
+DIGIT_LABELS = np.arange(8) % 3
+CURVE = np.array([10.0, 6.0, 3.0, 1.5, 1.0, 0.8, 0.7])
+
 
 ROWS = {
     "mlcore.mi.mutual_information": Row(
@@ -412,12 +435,152 @@ ROWS = {
          "prototypes": ("tensor", PROTOS), "tau": ("unit_interval", 0.5),
          "maxiter": ("positive_int", 5), "random_state": ("random_state", 0)},
     ),
+    # ---- weak
+    "mlcore.weak.candidate_targets": Row(
+        lambda logits=LOGITS_W, candidates=CAND, eps_out=0.0: weak.candidate_targets(
+            logits, candidates, eps_out=eps_out
+        ),
+        {"logits": ("tensor", LOGITS_W), "eps_out": ("fraction_or_zero", 0.0)},
+    ),
+    "mlcore.weak.logit_adjusted_cross_entropy": Row(
+        lambda logits=LOGITS_W, soft_targets=SOFT, prior=PRIOR, tau=1.0: (
+            weak.logit_adjusted_cross_entropy(logits, soft_targets, prior, tau=tau)
+        ),
+        {"logits": ("tensor", LOGITS_W), "soft_targets": ("tensor", SOFT),
+         "prior": ("tensor", PRIOR), "tau": ("positive", 1.0)},
+        skip={("tau", "positive=0.0"): "tau = 0 is the unadjusted cross-entropy"},
+    ),
+    "mlcore.weak.long_tailed_counts": Row(
+        lambda n_max=50, n_classes=4, imbalance_ratio=10.0: weak.long_tailed_counts(
+            n_max, n_classes, imbalance_ratio
+        ),
+        {"n_max": ("positive_int", 50), "n_classes": ("positive_int", 4),
+         "imbalance_ratio": ("positive", 10.0)},
+    ),
+    "mlcore.weak.long_tailed_indices": Row(
+        lambda labels=LABELS_W, imbalance_ratio=4.0, random_state=0: weak.long_tailed_indices(
+            labels, imbalance_ratio, random_state=random_state
+        ),
+        {"labels": ("labels", LABELS_W), "imbalance_ratio": ("positive", 4.0),
+         "random_state": ("random_state", 0)},
+    ),
+    "mlcore.weak.long_tailed_mixture": Row(
+        lambda n_classes=3, n_max=20, imbalance_ratio=2.0, n_features=4, separation=2.5,
+        n_test_per_class=5, random_state=0: weak.long_tailed_mixture(
+            n_classes=n_classes, n_max=n_max, imbalance_ratio=imbalance_ratio,
+            n_features=n_features, separation=separation, n_test_per_class=n_test_per_class,
+            random_state=random_state,
+        ),
+        {"n_classes": ("positive_int", 3), "n_max": ("positive_int", 20),
+         "imbalance_ratio": ("positive", 2.0), "n_features": ("positive_int", 4),
+         "separation": ("positive", 2.5), "n_test_per_class": ("positive_int", 5),
+         "random_state": ("random_state", 0)},
+    ),
+    "mlcore.weak.long_tailed_split": Row(
+        lambda labels=LABELS_W, imbalance_ratio=2.0, n_test_per_class=5, random_state=0: (
+            weak.long_tailed_split(
+                labels, imbalance_ratio, n_test_per_class=n_test_per_class,
+                random_state=random_state,
+            )
+        ),
+        {"labels": ("labels", LABELS_W), "imbalance_ratio": ("positive", 2.0),
+         "n_test_per_class": ("positive_int", 5), "random_state": ("random_state", 0)},
+    ),
+    "mlcore.weak.partial_label_candidates": Row(
+        lambda labels=LABELS_W, n_classes=3, q=0.3, eta=0.0, random_state=0: (
+            weak.partial_label_candidates(labels, n_classes, q=q, eta=eta, random_state=random_state)
+        ),
+        {"labels": ("labels", LABELS_W), "n_classes": ("positive_int", 3),
+         "q": ("unit_interval", 0.3), "eta": ("unit_interval", 0.0),
+         "random_state": ("random_state", 0)},
+    ),
+    "mlcore.weak.partial_label_study": Row(
+        lambda X_train=XW, y_train=YW, X_test=XWT, y_test=YWT, q=0.3, eta=0.2, n_head=1,
+        n_tail=1: weak.partial_label_study(
+            X_train, y_train, X_test, y_test, seeds=(0,), q=q, eta=eta, n_head=n_head,
+            n_tail=n_tail, epochs=1,
+        ),
+        {"X_train": ("matrix", XW), "y_train": ("labels", YW), "X_test": ("matrix", XWT),
+         "y_test": ("labels", YWT), "q": ("unit_interval", 0.3),
+         "eta": ("unit_interval", 0.2), "n_head": ("positive_int", 1),
+         "n_tail": ("positive_int", 1)},
+    ),
+    "mlcore.weak.sinkhorn_targets": Row(
+        lambda logits=LOGITS_W, candidates=CAND, prior=PRIOR, exponent=3.0, eps_out=0.0,
+        maxiter=2000, tol=0.01: weak.sinkhorn_targets(
+            logits, candidates, prior, exponent=exponent, eps_out=eps_out, maxiter=maxiter,
+            tol=tol,
+        ),
+        {"logits": ("tensor", LOGITS_W), "prior": ("tensor", PRIOR),
+         "exponent": ("positive", 3.0), "eps_out": ("fraction_or_zero", 0.0),
+         "maxiter": ("positive_int", 2000), "tol": ("positive", 0.01)},
+    ),
+    "mlcore.weak.train_partial_label_classifier": Row(
+        lambda features=XW, candidates=SW, method="clapor", epochs=1, batch_size=16, lr=0.01,
+        tau=1.0, kappa=20.0, n_samples=2, random_state=0: weak.train_partial_label_classifier(
+            features, candidates, method=method, epochs=epochs, batch_size=batch_size, lr=lr,
+            tau=tau, kappa=kappa, n_samples=n_samples, random_state=random_state,
+        ),
+        {"features": ("matrix", XW), "method": ("option", "clapor"),
+         "epochs": ("positive_int", 1), "batch_size": ("positive_int", 16),
+         "lr": ("positive", 0.01), "tau": ("positive", 1.0), "kappa": ("positive", 20.0),
+         "n_samples": ("positive_int", 2), "random_state": ("random_state", 0)},
+        skip={("tau", "positive=0.0"): "tau = 0 trains without logit adjustment"},
+    ),
+    # ---- analysis
+    "mlcore.analysis.ForgeryDetector": Row(
+        lambda real=REAL, fake=FAKE, pool="mean", batch_size=4, penalty=1.0: (
+            analysis.ForgeryDetector(
+                _CNN, real, fake, units={"1": None}, pool=pool, batch_size=batch_size
+            ).fit(penalty=penalty)
+        ),
+        {"real": ("tensor", REAL), "fake": ("tensor", FAKE), "pool": ("option", "mean"),
+         "batch_size": ("positive_int", 4), "penalty": ("positive", 1.0)},
+    ),
+    "mlcore.analysis.ForgeryUnits": Row(
+        lambda real=REAL, fake=FAKE, real_labels=DIGIT_LABELS, pool="mean", batch_size=4,
+        n_critical=1, normalize="minmax", shift_weight=0.5, penalty=1.0, n_folds=2,
+        random_state=0: analysis.ForgeryUnits(
+            _CNN, real, fake, layers=["1", "3"], real_labels=real_labels,
+            fake_labels=DIGIT_LABELS, pool=pool, batch_size=batch_size,
+        ).fit(
+            n_critical=n_critical, normalize=normalize, shift_weight=shift_weight,
+            penalty=penalty, n_folds=n_folds, random_state=random_state,
+        ),
+        {"real": ("tensor", REAL), "fake": ("tensor", FAKE),
+         "real_labels": ("labels", DIGIT_LABELS), "pool": ("option", "mean"),
+         "batch_size": ("positive_int", 4), "n_critical": ("positive_int", 1),
+         "normalize": ("option", "minmax"), "shift_weight": ("positive", 0.5),
+         "penalty": ("positive", 1.0), "n_folds": ("positive_int", 2),
+         "random_state": ("random_state", 0)},
+        skip={("shift_weight", "positive=0.0"): "0 scores layers by decoupling alone",
+              ("real_labels", "negative label"): "labels are any class names, -1 included"},
+    ),
+    "mlcore.analysis.digit_backbone": Row(
+        lambda images=REAL, labels=DIGIT_LABELS, n_train=4, epochs=1, batch_size=2, lr=0.003,
+        random_state=0: analysis.digit_backbone(
+            images, labels, n_train=n_train, epochs=epochs, batch_size=batch_size, lr=lr,
+            random_state=random_state,
+        ),
+        {"images": ("tensor", REAL), "n_train": ("positive_int", 4),
+         "epochs": ("positive_int", 1), "batch_size": ("positive_int", 2),
+         "lr": ("positive", 0.003), "random_state": ("random_state", 0)},
+    ),
+    "mlcore.analysis.kneedle": Row(
+        lambda values=CURVE, direction="decreasing": analysis.kneedle(values, direction=direction),
+        {"values": ("vector", CURVE), "direction": ("option", "decreasing")},
+    ),
 }  # fmt: skip
 
 #: Entries that take no argument a bad value could be given to, with the reason.
 EXEMPT: dict[str, str] = {
     "mlcore.interp.detect_layout": "its one argument is a model, read by its attributes; a "
     "model of no known layout is refused by name (test_function_vectors)",
+    "mlcore.analysis.upsampled_digits": "takes no argument",
+    "mlcore.analysis.ablate_units": "a context manager over a model and a units mapping; "
+    "refused by name in test_forgery_units.py::test_bad_input",
+    "mlcore.analysis.extract_features": "takes a model and a data loader (no array kinds); its "
+    "checks are tested in test_extract_features.py",
 }
 
 #: The areas whose every entry has a row (issue 38 adds the rest area by area).
@@ -428,6 +591,8 @@ AREAS = (
     "mlcore.merging",
     "mlcore.interp",
     "mlcore.gzsl",
+    "mlcore.weak",
+    "mlcore.analysis",
 )
 
 

@@ -113,7 +113,7 @@ def test_digit_backbone_is_reproducible_and_leaves_the_global_rng(setup):
         assert torch.equal(a, b)
     with pytest.raises(ValueError, match="`n_train` must leave a pool"):
         digit_backbone(real, labels, n_train=len(labels))
-    with pytest.raises(ValueError, match="`images` must be"):
+    with pytest.raises(ValueError, match="`images` must be a 4-D"):
         digit_backbone(real[:, 0], labels)
 
 
