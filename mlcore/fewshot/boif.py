@@ -30,6 +30,7 @@ from statcore.validation import (
     check_option,
     check_positive,
     check_positive_int,
+    check_random_state,
     check_scalar,
     describe,
 )
@@ -77,6 +78,24 @@ def cache_likelihood(features, keys, key_labels, n_classes: int, *, cache: str, 
     Fidelity: reconstruction of BOIF's "simplified cache" (abstract only); the ``"tip"`` form
     is Tip-Adapter's published code (gaopengcuhk/Tip-Adapter, ``main.py``).
     """
+    check_tensor(features, name="features", dims=("n", "d"), kind="floating", finite=True)
+    check_tensor(keys, name="keys", dims=("m", "d"), kind="floating", finite=True)
+    if keys.shape[0] and keys.shape[1] != features.shape[1]:
+        raise ValueError(
+            f"`keys` must have the {features.shape[1]} columns of `features`; got {keys.shape[1]}"
+        )
+    if np.ndim(key_labels) == 1 and len(key_labels) != keys.shape[0]:
+        raise ValueError(
+            f"`keys` and `key_labels` must have one row per key; `keys` has {keys.shape[0]}, "
+            f"`key_labels` has {len(key_labels)}"
+        )
+    n_classes = check_positive_int(n_classes, name="n_classes")
+    cache = check_option(cache, name="cache", options=CACHES)
+    beta = check_positive(beta, name="beta")
+    key_labels = torch.as_tensor(
+        check_class_indices(key_labels, name="key_labels", n=keys.shape[0], n_classes=n_classes),
+        device=keys.device,
+    )
     n = features.shape[0]
     if keys.shape[0] == 0:
         return features.new_zeros(n, n_classes)
@@ -120,6 +139,12 @@ def vmf_concentration(embeddings, labels) -> float:
     Banerjee, Dhillon, Ghosh and Sra (2005). Clustering on the unit hypersphere using von
     Mises-Fisher distributions. JMLR 6, 1345-1382.
     """
+    check_tensor(embeddings, name="embeddings", dims=("m", "d"), kind="floating",
+                 nonempty=True, finite=True)  # fmt: skip
+    labels = torch.as_tensor(
+        check_class_indices(labels, name="labels", n=embeddings.shape[0], n_classes=2**62),
+        device=embeddings.device,
+    )
     x = F.normalize(embeddings, dim=-1)
     same = (labels[:, None] == labels[None, :]) & ~torch.eye(len(labels), dtype=torch.bool,
                                                               device=labels.device)  # fmt: skip
@@ -506,6 +531,13 @@ class BOIFHead(nn.Module):
              random_state, function: str) -> BOIFResult:  # fmt: skip
         """Fill this head's cache from the support set and train its adapter (in place)."""
         layer_features = self._check_features(features, layer_features)
+        if not isinstance(random_state, torch.Generator):
+            check_random_state(random_state)  # refused before any work, not at the first draw
+        if len(labels) != features.shape[0]:
+            raise ValueError(
+                f"`features` and `labels` must have one row per support example; `features` "
+                f"has {features.shape[0]}, `labels` has {len(labels)}"
+            )
         labels = _labels(labels, name="labels", n=features.shape[0], n_classes=self.n_classes)
         epochs = check_positive_int(epochs, name="epochs", minimum=0)
         lr = check_positive(lr, name="lr")

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from mlcore._checks import check_tensor
 from mlcore._studies import SeedStudy, t_interval_row
 from mlcore.encoders.splits import kshot_split
 from mlcore.fewshot.adapter import MultiLevelAdapter
@@ -18,9 +19,10 @@ from mlcore.fewshot.boif import BOIF, TipAdapterClassifier, _labels
 from statcore.results import Results
 from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
-    check_alpha,
     check_option,
+    check_positive,
     check_positive_int,
+    check_probability,
     check_random_state,
     describe,
 )
@@ -150,12 +152,18 @@ def compare_fewshot(
     -------
     FewShotComparison
     """
-    labels = _labels(labels, name="labels", n=len(labels), n_classes=text_weights.shape[0])
+    check_tensor(text_weights, name="text_weights", dims=("classes", "d"), kind="floating",
+                 nonempty=True, finite=True)  # fmt: skip
+    check_tensor(features, name="features", dims=("n", "d"),
+                 sizes={"d": text_weights.shape[1]}, kind="floating", nonempty=True,
+                 finite=True)  # fmt: skip
+    logit_scale = check_positive(logit_scale, name="logit_scale")
+    labels = _labels(labels, name="labels", n=len(features), n_classes=text_weights.shape[0])
     if isinstance(shots, int) or not isinstance(shots, Sequence) or not shots:
         raise TypeError(f"`shots` must be a non-empty sequence of ints; got {describe(shots)}")
     shots = [check_positive_int(k, name="shots") for k in shots]
     n_seeds = check_positive_int(n_seeds, name="n_seeds")
-    ci_alpha = check_alpha(ci_alpha)
+    ci_alpha = check_probability(ci_alpha, name="ci_alpha")
     rng = check_random_state(random_state)
     seeds = rng.integers(0, 2**31 - 1, size=n_seeds)
     in_dims = None if layer_features is None else [h.shape[1] for h in layer_features]
