@@ -23,6 +23,7 @@ from mlcore.active.policy import HISTORY_FIELDS, RuleExplorer, history_features
 from mlcore.results import TrainingResult
 from statcore.progress import progress as progress_bar
 from statcore.validation import (
+    check_bool,
     check_option,
     check_positive,
     check_random_state,
@@ -130,6 +131,7 @@ def rollout(
         )
     if len(starts) == 0:
         raise ValueError("`starts` must hold at least one (room, seed) pair")
+    greedy = check_bool(greedy, name="greedy")
     device = module_device(policy, default=module_device(perception))
     n_actions = env.action_space.n
     max_steps = int(env.max_steps)
@@ -331,8 +333,9 @@ def grpo_advantages(rewards, group_size: int, *, eps: float = 1e-8) -> torch.Ten
     Fidelity: paper (GRPO as in DeepSeekMath, which Sea² names; population standard deviation
     as in common implementations).
     """
-    check_tensor(rewards, name="rewards", ndim=1, kind="floating", finite=True)
+    check_tensor(rewards, name="rewards", ndim=1, kind="floating", nonempty=True, finite=True)
     group_size = check_scalar(group_size, name="group_size", kind=numbers.Integral, low=1)
+    eps = check_scalar(eps, name="eps", kind=numbers.Real, low=0, low_inclusive=False)
     if len(rewards) % group_size:
         raise ValueError(
             f"`rewards` has {len(rewards)} entries, not a multiple of `group_size` ({group_size})"
@@ -382,7 +385,7 @@ def grpo_loss(
     check_tensor(advantages, name="advantages", ndim=1, finite=True)
     if len(advantages) != len(logp):
         raise ValueError(f"`advantages` has {len(advantages)} entries for {len(logp)} episodes")
-    clip = check_scalar(clip, name="clip", kind=numbers.Real, low=0)
+    clip = check_scalar(clip, name="clip", kind=numbers.Real, low=0, low_inclusive=False)
     beta = check_scalar(beta, name="beta", kind=numbers.Real, low=0)
     if mask is not None:
         check_tensor(mask, name="mask")
@@ -648,7 +651,7 @@ class Sea2Agent:
         n_groups = check_scalar(n_groups, name="n_groups", kind=numbers.Integral, low=1)
         n_inner = check_scalar(n_inner, name="n_inner", kind=numbers.Integral, low=1)
         lr = check_positive(lr, name="lr")
-        clip = check_scalar(clip, name="clip", kind=numbers.Real, low=0)
+        clip = check_scalar(clip, name="clip", kind=numbers.Real, low=0, low_inclusive=False)
         beta = check_scalar(beta, name="beta", kind=numbers.Real, low=0)
         reference = copy.deepcopy(self.policy).eval()
         for p in reference.parameters():

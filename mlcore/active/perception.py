@@ -188,6 +188,8 @@ def pretrained_detector(
         )
     if not isinstance(random_state, int) or random_state < 0:
         raise TypeError(f"`random_state` must be a non-negative int; got {describe(random_state)}")
+    n_views = check_scalar(n_views, name="n_views", kind=numbers.Integral, low=1)
+    n_steps = check_scalar(n_steps, name="n_steps", kind=numbers.Integral, low=1)
     config = env.config()
     # The detector reads images; the episode length does not change what it is trained on.
     config.pop("max_steps")

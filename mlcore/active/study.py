@@ -18,6 +18,7 @@ from statcore.results import Results, Summary
 from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
     check_alpha,
+    check_bool,
     check_option,
     check_random_state,
     check_scalar,
@@ -188,6 +189,9 @@ def evaluate_policies(
     episodes_per_room = check_scalar(
         episodes_per_room, name="episodes_per_room", kind=numbers.Integral, low=1
     )
+    greedy = check_bool(greedy, name="greedy")
+    seed = check_scalar(seed, name="seed", kind=numbers.Integral, low=0)
+    alpha = check_alpha(alpha)
     rooms = [int(r) for r in rooms]
     starts = [(r, int(rng.integers(2**31))) for r in rooms for _ in range(episodes_per_room)]
     rollout_seed = int(rng.integers(2**31))

@@ -20,7 +20,12 @@ from mlcore.augment.forecasters import check_windows
 from statcore.base import Estimator
 from statcore.compat import renamed_attribute
 from statcore.results import Results
-from statcore.validation import check_positive, check_positive_int, check_random_state
+from statcore.validation import (
+    check_bool,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
 
 __all__ = ["Augmenter", "AugmenterResult", "Jitter", "Scaling", "TimeWarp"]
 
@@ -143,6 +148,7 @@ class Augmenter(Estimator):
         """
         check_windows(X, Y)
         check_random_state(random_state)
+        check_bool(progress, name="progress")
         result = AugmenterResult(
             method=type(self).__name__,
             nobs=int(X.shape[0]),

@@ -15,11 +15,12 @@ import torch
 from torch import nn
 
 from mlcore._checks import check_tensor
-from mlcore._device import as_numpy, seeded_torch, torch_generator
+from mlcore._device import seeded_torch, torch_generator
 from mlcore._iterations import budget_result
 from mlcore.results import TrainingResult
 from statcore.progress import progress as progress_bar
 from statcore.validation import (
+    as_float_array,
     check_positive,
     check_positive_int,
     check_random_state,
@@ -62,8 +63,12 @@ def make_windows(series, lookback: int, horizon: int, *, stride: int = 1):
         check_tensor(series, name="series", ndim=(1, 2), kind="floating", finite=True)
         values = series
     else:
-        values = torch.as_tensor(as_numpy(series, name="series"), dtype=torch.float32)
-        check_tensor(values, name="series", ndim=(1, 2), finite=True)
+        # as_float_array refuses complex and string values; the finite check words as above
+        values = torch.as_tensor(
+            as_float_array(series, name="series", ndim=(1, 2), allow_nan=True, allow_inf=True),
+            dtype=torch.float32,
+        )
+        check_tensor(values, name="series", finite=True)
     if values.ndim == 1:
         values = values[:, None]
     need = lookback + horizon

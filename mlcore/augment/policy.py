@@ -250,6 +250,18 @@ def reinforce_loss(log_prob, reward, baseline=0.0) -> torch.Tensor:
         Subtracted from the reward; a baseline that does not depend on the action leaves the
         estimator unbiased.
     """
+    check_tensor(log_prob, name="log_prob", ndim=1, kind="floating", nonempty=True, finite=True)
+    n = log_prob.shape[0]
+    check_tensor(reward, name="reward", dims=("n",), sizes={"n": n}, kind="real", finite=True)
+    if isinstance(baseline, torch.Tensor):
+        check_tensor(baseline, name="baseline", ndim=(0, 1), kind="real", finite=True)
+        if baseline.ndim == 1 and baseline.shape[0] not in (1, n):
+            raise ValueError(
+                f"`baseline` must be a scalar or have the {n} entries of `log_prob`; got shape "
+                f"{tuple(baseline.shape)}"
+            )
+    else:
+        baseline = check_scalar(baseline, name="baseline")
     advantage = (reward - baseline).detach()
     return -(advantage * log_prob).mean()
 

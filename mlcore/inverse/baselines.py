@@ -18,7 +18,14 @@ from statcore.validation import check_positive, check_positive_int, describe
 
 def total_variation(x: torch.Tensor, *, eps: float = 1e-6) -> torch.Tensor:
     """Isotropic total variation of ``(..., height, width)``, ``sum sqrt(dx^2 + dy^2 + eps)``
-    (forward differences, the last row and column replicated; ``eps`` smooths the kink at 0)."""
+    (forward differences, the last row and column replicated; ``eps`` > 0 smooths the kink at 0)."""
+    check_tensor(x, name="x", kind="floating", nonempty=True, finite=True)
+    if x.ndim < 2:
+        raise ValueError(f"`x` must be (..., height, width); got shape {tuple(x.shape)}")
+    return _total_variation(x, check_positive(eps, name="eps"))
+
+
+def _total_variation(x: torch.Tensor, eps: float) -> torch.Tensor:
     dx = F.pad(x[..., :, 1:] - x[..., :, :-1], (0, 1, 0, 0))
     dy = F.pad(x[..., 1:, :] - x[..., :-1, :], (0, 0, 0, 1))
     return torch.sqrt(dx**2 + dy**2 + eps).sum()
@@ -88,7 +95,7 @@ def tv_reconstruct(
     target = y.detach()
     for _ in range(steps):
         pred = op(x.unsqueeze(0))[0]
-        loss = 0.5 * ((pred - target) ** 2).sum() + weight * total_variation(x)
+        loss = 0.5 * ((pred - target) ** 2).sum() + weight * _total_variation(x, 1e-6)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -112,7 +119,7 @@ def inpaint_biharmonic(y, mask) -> torch.Tensor:
 
     Needs scikit-image (``pip install statcore[images]``). ``y``: ``(height, width)``."""
     restoration = import_optional("skimage.restoration", "images")
-    check_tensor(y, name="y", ndim=2, kind="floating", finite=True)
+    check_tensor(y, name="y", ndim=2, kind="floating", nonempty=True, finite=True)
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or mask.shape != y.shape:
         raise TypeError(
             f"`mask` must be a bool tensor of y's shape {tuple(y.shape)}; got {describe(mask)}"
@@ -127,8 +134,9 @@ def nl_means(y, *, sigma: float, h_factor: float = 0.8) -> torch.Tensor:
 
     Needs scikit-image (``pip install statcore[images]``). ``y``: ``(height, width)``."""
     restoration = import_optional("skimage.restoration", "images")
-    check_tensor(y, name="y", ndim=2, kind="floating", finite=True)
+    check_tensor(y, name="y", ndim=2, kind="floating", nonempty=True, finite=True)
     sigma = check_positive(sigma, name="sigma")
+    h_factor = check_positive(h_factor, name="h_factor")
     out = restoration.denoise_nl_means(
         as_numpy(y, name="y"),
         h=h_factor * sigma,

@@ -49,6 +49,7 @@ from statcore.results import IterationRecord, Results, Summary
 from statcore.results.intervals import mean_t_interval
 from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import (
+    as_float_array,
     check_option,
     check_positive,
     check_positive_int,
@@ -72,9 +73,22 @@ def psnr(x, reference, *, data_range: float = 1.0) -> float:
 
     ``x`` and ``reference``: tensors or arrays of one shape.
     """
-    a, b = as_numpy(x, name="x"), as_numpy(reference, name="reference")
+    a, b = (
+        as_float_array(as_numpy(v, name=name), name=name)
+        for v, name in ((x, "x"), (reference, "reference"))
+    )
     if a.shape != b.shape:
         raise ValueError(f"`x` and `reference` must have one shape; got {a.shape} and {b.shape}")
+    if a.size == 0:
+        raise ValueError(f"`x` and `reference` must not be empty; got shape {a.shape}")
+    data_range = check_positive(data_range, name="data_range")
+    return _psnr(a, b, data_range)
+
+
+def _psnr(x, reference, data_range: float = 1.0) -> float:
+    """:func:`psnr` without the checks, for the fit's own log: a diverged reconstruction logs
+    NaN there rather than stopping the fit."""
+    a, b = as_numpy(x, name="x"), as_numpy(reference, name="reference")
     mse = float(np.mean((a - b) ** 2))
     return math.inf if mse == 0 else 10 * math.log10(data_range**2 / mse)
 
@@ -517,7 +531,7 @@ class LotteryPriorSolver(Estimator):
                     "density": float(complexity.detach()) if masks else float("nan"),
                 }
                 if x_ref is not None:
-                    row["psnr"] = psnr(decode()[0], x_ref)
+                    row["psnr"] = _psnr(decode()[0], x_ref)
                 log.append(row)
         x, q = decode()
         with torch.no_grad():
@@ -644,14 +658,14 @@ class LotteryPriorResult(Results):
     @property
     def psnr(self) -> float | None:
         """The estimate's PSNR (dB, data range 1) against ``x_true``; None without it."""
-        return None if self.x_true is None else psnr(self.x_hat, self.x_true)
+        return None if self.x_true is None else _psnr(self.x_hat, self.x_true)
 
     @property
     def member_psnr(self) -> np.ndarray | None:
         """Each member's PSNR against ``x_true``; None without it."""
         if self.x_true is None:
             return None
-        return np.array([psnr(m, self.x_true) for m in self.members])
+        return np.array([_psnr(m, self.x_true) for m in self.members])
 
     def per_member(self) -> pd.DataFrame:
         """One row per member: ``member, seed, rate_bits, bpp, density, n_kept, psnr,

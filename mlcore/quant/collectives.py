@@ -87,6 +87,13 @@ def timed(fn):
     return time.perf_counter() - start
 
 
+def _check_partial(partial) -> torch.Tensor:
+    check_tensor(partial, name="partial", kind="floating", nonempty=True, finite=True)
+    if partial.ndim == 0:
+        raise ValueError("`partial` must have a last (hidden) axis; got a 0-d tensor")
+    return partial
+
+
 def group_for_shard(width: int, p: int, group_size) -> int:
     """The group size of a rank's shard of ``width / p`` entries: ``group_size``, checked to
     divide the shard (no group straddles two ranks), or the whole shard when None."""
@@ -151,7 +158,7 @@ def fused_allreduce_quantize(
     """
     import torch.distributed as dist
 
-    check_tensor(partial, name="partial", kind="floating", nonempty=True)
+    _check_partial(partial)
     bits = check_bits(bits)
     if bits == 16:
         raise ValueError("`bits`=16 needs no rewrite; use a plain all-reduce")
@@ -200,7 +207,7 @@ def allreduce_quantize(
     """
     import torch.distributed as dist
 
-    check_tensor(partial, name="partial", kind="floating", nonempty=True)
+    _check_partial(partial)
     bits = check_bits(bits)
     total = partial.to(torch.float32).clone()
     wall = timed(lambda: dist.all_reduce(total, group=process_group))
@@ -231,8 +238,10 @@ def simulate_tp_allreduce(shards: Sequence[torch.Tensor], bits: int, *, group_si
     if not isinstance(shards, Sequence) or len(shards) < 1:
         raise TypeError(f"`shards` must be a non-empty sequence of tensors; got {describe(shards)}")
     first = check_tensor(shards[0], name="shards[0]", kind="floating", nonempty=True)
+    if first.ndim == 0:
+        raise ValueError("`shards[0]` must have a last (hidden) axis; got a 0-d tensor")
     for i, s in enumerate(shards):
-        check_tensor(s, name=f"shards[{i}]", kind="floating")
+        check_tensor(s, name=f"shards[{i}]", kind="floating", finite=True)
         if s.shape != first.shape:
             raise ValueError(f"`shards[{i}]` has shape {tuple(s.shape)}, not {tuple(first.shape)}")
     bits = check_bits(bits)
@@ -263,7 +272,7 @@ def payload_linear(q, scales, weight, bias=None) -> torch.Tensor:
     requantisation in between (a low-bit kernel would multiply the integers and apply the scales
     in its epilogue; here the product is computed in float32).
     """
-    check_tensor(weight, name="weight", ndim=2, kind="floating")
+    check_tensor(weight, name="weight", ndim=2, kind="floating", nonempty=True, finite=True)
     x = dequantize(q, scales, dtype=weight.dtype)
     if x.shape[-1] != weight.shape[1]:
         raise ValueError(

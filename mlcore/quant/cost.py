@@ -141,6 +141,12 @@ def measure_hardware(
     """
     size = check_positive_int(size, name="size", minimum=16)
     repeats = check_positive_int(repeats, name="repeats")
+    # checked before the timing, not after it in HardwareSpec
+    tp_size = check_positive_int(tp_size, name="tp_size")
+    if link_bandwidth is not None:
+        link_bandwidth = check_positive(link_bandwidth, name="link_bandwidth")
+    if link_latency is not None:
+        link_latency = check_positive(link_latency, name="link_latency", strict=False)
     dev = torch.device("cpu" if device is None else device)
     # any values time the same; a generator of its own leaves torch's global RNG alone
     gen = torch_generator(0, dev)

@@ -10,11 +10,12 @@ returned as is): the library's 16-bit precision is the model's own floating-poin
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 
 import torch
 
 from mlcore._checks import check_tensor
-from statcore.validation import check_scalar
+from statcore.validation import check_scalar, describe
 
 #: Bit-widths the integer format supports (16 = unquantised).
 SUPPORTED_BITS = (2, 3, 4, 5, 6, 7, 8, 16)
@@ -26,6 +27,21 @@ def check_bits(bits, *, name: str = "bits") -> int:
     if bits not in SUPPORTED_BITS:
         raise ValueError(f"`{name}` must be one of {SUPPORTED_BITS}; got {bits}")
     return bits
+
+
+def check_bits_set(values, *, name: str = "activation_bits") -> tuple[int, ...]:
+    """A sequence of :data:`SUPPORTED_BITS` (possibly empty), as a tuple."""
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence | set | frozenset):
+        raise TypeError(f"`{name}` must be a sequence of bit-widths; got {describe(values)}")
+    return tuple(check_bits(b, name=f"{name}[{i}]") for i, b in enumerate(values))
+
+
+def _check_quantizable(x, *, name: str) -> torch.Tensor:
+    """A non-empty, finite, floating-point tensor with a last axis to group along."""
+    check_tensor(x, name=name, kind="floating", nonempty=True, finite=True)
+    if x.ndim == 0:
+        raise ValueError(f"`{name}` must have a last axis to quantise along; got a 0-d tensor")
+    return x
 
 
 def _check_group(x: torch.Tensor, group_size, *, name: str) -> int:
@@ -66,7 +82,7 @@ def quantize(x, bits: int, *, group_size: int | None = None, name: str = "x"):
     the CoCoQuant rewrite feeds (see :func:`mlcore.quant.fused_allreduce_quantize`). An all-zero
     group gets scale 0 and integers 0.
     """
-    check_tensor(x, name=name, kind="floating", nonempty=True, finite=True)
+    _check_quantizable(x, name=name)
     bits = check_bits(bits)
     if bits == 16:
         raise ValueError("`bits`=16 is the unquantised reference; there is nothing to quantise")
@@ -82,7 +98,12 @@ def quantize(x, bits: int, *, group_size: int | None = None, name: str = "x"):
 def dequantize(q, scales, *, dtype=torch.float32) -> torch.Tensor:
     """Integers times their group's scale: the inverse of :func:`quantize` up to rounding."""
     check_tensor(q, name="q", kind="integer")
-    check_tensor(scales, name="scales", kind="floating")
+    check_tensor(scales, name="scales", kind="floating", finite=True)
+    if q.ndim == 0 or scales.ndim == 0:
+        raise ValueError(
+            f"`q` and `scales` must have a last axis (the groups); got shapes {tuple(q.shape)} "
+            f"and {tuple(scales.shape)}"
+        )
     if q.shape[:-1] != scales.shape[:-1] or scales.shape[-1] == 0 or q.shape[-1] % scales.shape[-1]:
         raise ValueError(
             f"`scales` of shape {tuple(scales.shape)} do not fit `q` of shape {tuple(q.shape)}"
@@ -98,7 +119,7 @@ def fake_quantize(x, bits: int, *, group_size: int | None = None, name: str = "x
     the low-bit kernel would see, in floating point.
     """
     if check_bits(bits) == 16:
-        check_tensor(x, name=name, kind="floating")
+        _check_quantizable(x, name=name)
         return x
     q, scales = quantize(x, bits, group_size=group_size, name=name)
     return dequantize(q, scales, dtype=x.dtype)
@@ -139,12 +160,25 @@ def quantized_linear(
 ) -> torch.Tensor:
     """A GEMM at ``bits``: weights fake-quantised in groups along the reduction axis, inputs too
     when ``bits`` is in ``activation_bits`` (otherwise weight-only, W``bits``A16)."""
+    _check_quantizable(x, name="x")
+    check_tensor(weight, name="weight", ndim=2, kind="floating", nonempty=True, finite=True)
+    if x.shape[-1] != weight.shape[1]:
+        raise ValueError(
+            f"`x` must have a last axis of `weight`'s {weight.shape[1]} inputs; got shape "
+            f"{tuple(x.shape)}"
+        )
+    if bias is not None:
+        check_tensor(bias, name="bias", dims=("out",), sizes={"out": weight.shape[0]},
+                     kind="floating")  # fmt: skip
     bits = check_bits(bits)
+    activation_bits = check_bits_set(activation_bits)
     if bits == 16:
         return torch.nn.functional.linear(x, weight, bias)
+    if group_size is not None:
+        _check_group(x, group_size, name="x")
     w = fake_quantize(weight, bits, group_size=group_size, name="weight")
     if bits in activation_bits:
-        x = fake_quantize(x, bits, group_size=group_size, name="input")
+        x = fake_quantize(x, bits, group_size=group_size, name="x")
     return torch.nn.functional.linear(x, w, bias)
 
 

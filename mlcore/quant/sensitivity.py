@@ -23,13 +23,13 @@ from torch import nn
 
 from mlcore._device import module_device
 from mlcore.quant.cost import QuantOp, check_ops
-from mlcore.quant.quantizers import check_bits, fake_quantize, quantized_linear
+from mlcore.quant.quantizers import check_bits, check_bits_set, fake_quantize, quantized_linear
 from mlcore.quant.tp_model import causal_lm_loss
 from statcore.base import Estimator
 from statcore.progress import progress as progress_bar
 from statcore.results import Results
 from statcore.results.plotting import get_ax
-from statcore.validation import check_callable, check_positive_int, describe
+from statcore.validation import check_bool, check_callable, check_positive_int, describe
 
 
 def linear_ops(
@@ -124,6 +124,11 @@ def quantized(
     added after the collective), in groups of ``group_size`` along the hidden axis.
     """
     ops = check_ops(ops)
+    if not isinstance(bits, Mapping):
+        raise TypeError(f"`bits` must be a mapping of op names to bit-widths; got {describe(bits)}")
+    if group_size is not None:
+        group_size = check_positive_int(group_size, name="group_size")
+    activation_bits = check_bits_set(activation_bits)
     modules = dict(model.named_modules())
     handles = []
 
@@ -302,11 +307,14 @@ class SensitivityCalibrator(Estimator):
             raise ValueError("`calib_batches` is empty")
         self.ops = check_ops(ops)
         self.bits = tuple(sorted({check_bits(b) for b in bits} | {16}, reverse=True))
-        self.group_size = group_size
-        self.activation_bits = tuple(activation_bits)
-        self.loss_fn = loss_fn
-        self.clip_negative = bool(clip_negative)
+        self.group_size = (
+            None if group_size is None else check_positive_int(group_size, name="group_size")
+        )
+        self.activation_bits = check_bits_set(activation_bits)
+        self.loss_fn = None if loss_fn is None else check_callable(loss_fn, name="loss_fn")
+        self.clip_negative = check_bool(clip_negative, name="clip_negative")
         if progress is not None:
+            check_bool(progress, name="progress")
             warnings.warn(
                 "SensitivityCalibrator(progress=...) is now an option of fit(); the constructor "
                 "argument will be removed in the next release",
@@ -333,7 +341,7 @@ class SensitivityCalibrator(Estimator):
         progress : bool
             Show a progress bar over the ``n_ops · (len(bits) - 1)`` quantised passes.
         """
-        progress = bool(progress) or self._default_progress
+        progress = check_bool(progress, name="progress") or self._default_progress
         start = time.perf_counter()
         base = evaluate_loss(self.model, self.calib_batches, self.loss_fn)
         if base <= 0:

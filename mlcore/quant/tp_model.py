@@ -115,6 +115,19 @@ def _attention(h, qkv_linear, n_heads, out_linear):
 def causal_lm_loss(model: nn.Module, ids: torch.Tensor) -> torch.Tensor:
     """Mean next-token cross-entropy of ``model`` on ``ids`` (``(batch, length)``); the model may
     return logits or an object with ``.logits`` (Hugging Face causal LMs)."""
+    check_token_ids(ids, name="ids", vocab=torch.iinfo(torch.int64).max)
+    if ids.shape[1] < 2:
+        raise ValueError(
+            f"`ids` must have at least 2 positions (an input and its next token); got shape "
+            f"{tuple(ids.shape)}"
+        )
+    if ids.shape[0] == 0:
+        raise ValueError("`ids` must have at least one sequence; got shape (0, ...)")
     out = model(ids[:, :-1])
     logits = getattr(out, "logits", out)
+    if logits.shape[:2] != ids[:, :-1].shape:
+        raise ValueError(
+            f"the model must return logits (batch, length, vocab) for `ids` of shape "
+            f"{tuple(ids.shape)} less its last position; got shape {tuple(logits.shape)}"
+        )
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
