@@ -216,6 +216,16 @@ def _n_components(spectrum: np.ndarray, k, *, limit: int) -> int:
     return min(int(np.searchsorted(explained, share - 1e-12) + 1), limit)
 
 
+def _check_image_batch(x, *, name: str) -> torch.Tensor:
+    """A non-empty, finite float batch with a batch axis and per-image axes (or features)."""
+    check_tensor(x, name=name, kind="floating", nonempty=True, finite=True)
+    if x.ndim < 2:
+        raise ValueError(
+            f"`{name}` must have a batch axis and per-image axes; got shape {tuple(x.shape)}"
+        )
+    return x
+
+
 def manifold_drift(frozen, tuned, k=0.9) -> float:
     """Share of the tuned features' energy that leaves the frozen features' principal subspace.
 
@@ -908,6 +918,7 @@ class ManiPT(Estimator):
         """
         if not isinstance(encoded, bool):
             raise TypeError(f"`encoded` must be a bool; got {describe(encoded)}")
+        _check_image_batch(inputs, name="inputs")
         generator = torch_generator(random_state, "cpu")
         if self._prepared:
             learner = self._learner._copy()

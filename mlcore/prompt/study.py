@@ -22,6 +22,7 @@ from mlcore.prompt.manipt import (
     ManiPT,
     PromptLearner,
     _check_classnames,
+    _check_image_batch,
     manifold_drift,
 )
 from statcore.results import Results, Summary
@@ -290,6 +291,7 @@ def base_to_novel(
     (CoCoOp). CVPR. Yang et al. (2026), arXiv:2602.19198.
     """
     start = time.perf_counter()
+    _check_image_batch(images, name="images")
     names = _check_classnames(classnames)
     if isinstance(methods, str) or not isinstance(methods, Sequence) or not methods:
         raise TypeError(f"`methods` must be a non-empty sequence of names; got {describe(methods)}")

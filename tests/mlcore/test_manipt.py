@@ -295,7 +295,7 @@ def test_bad_inputs_name_the_argument(encoder, data):
         model.fit(features[:, :5], labels, encoded=True, maxiter=1)
     bad = features.clone()
     bad[0, 0] = float("nan")
-    with pytest.raises(ValueError, match="`features` must be finite"):
+    with pytest.raises(ValueError, match="`inputs` must be finite"):
         model.fit(bad, labels, encoded=True, maxiter=1)
     with pytest.raises(TypeError, match="`encoded` must be a bool"):
         model.fit(features, labels, encoded="yes", maxiter=1)
