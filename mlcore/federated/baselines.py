@@ -12,6 +12,14 @@ from statcore.distributed import borrowed_backend
 from statcore.validation import check_positive, check_positive_int, check_random_state
 
 
+def _check_text(data: FederatedData, text_features) -> None:
+    check_tensor(
+        text_features, name="text_features", dims=("classes", "dim"),
+        sizes={"classes": data.n_classes, "dim": data.dim}, kind="floating", finite=True,
+        nonempty=True,
+    )  # fmt: skip
+
+
 def _accuracy(logits: torch.Tensor, labels: torch.Tensor) -> float:
     return float((logits.argmax(1) == labels).float().mean())
 
@@ -57,7 +65,7 @@ def zero_shot_accuracy(data: FederatedData, text_features, *, logit_scale: float
         and ``clients`` (per-client accuracies, NaN without test data).
     """
     data = _check_data(data)
-    check_tensor(text_features, name="text_features", ndim=2, kind="floating", finite=True)
+    _check_text(data, text_features)
     logit_scale = check_positive(logit_scale, name="logit_scale")
     return _test_accuracies(data, lambda f: logit_scale * f @ text_features.T)
 
@@ -127,7 +135,7 @@ def local_tip_adapter(
     the local-only setting is the baseline FedSPA reports.
     """
     data = _check_data(data)
-    check_tensor(text_features, name="text_features", ndim=2, kind="floating", finite=True)
+    _check_text(data, text_features)
     rng = check_random_state(random_state)
     options = {
         "alpha": check_positive(alpha, name="alpha", strict=False),

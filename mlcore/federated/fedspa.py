@@ -63,8 +63,10 @@ def info_nce(query, positive_key, *, temperature: float = 0.01) -> torch.Tensor:
     ----------
     van den Oord, Li and Vinyals (2018), arXiv:1807.03748.
     """
-    check_tensor(query, name="query", ndim=2, kind="floating")
-    check_tensor(positive_key, name="positive_key", ndim=2, kind="floating")
+    check_tensor(query, name="query", ndim=2, kind="floating", finite=True, nonempty=True)
+    check_tensor(
+        positive_key, name="positive_key", ndim=2, kind="floating", finite=True, nonempty=True
+    )
     if query.shape != positive_key.shape:
         raise ValueError(
             f"`query` and `positive_key` must have the same shape; got {tuple(query.shape)} and "
@@ -104,9 +106,58 @@ def tip_logits(
     Fidelity: paper (``utils/client.py``); the cache term is
     :func:`mlcore.fewshot.cache_likelihood` with ``cache="tip"``.
     """
-    n_classes = semantic.shape[0]
+    key_labels, opts = _check_tip(features, keys, semantic, alpha, beta, logit_scale, key_labels)
+    return _tip_logits(features, keys, semantic, key_labels=key_labels, **opts)
+
+
+def _check_tip(features, keys, semantic, alpha, beta, logit_scale, key_labels, labels=None):
+    """The shared up-front checks of :func:`tip_logits` and :func:`client_update`."""
+    check_tensor(semantic, name="semantic", ndim=2, kind="floating", finite=True, nonempty=True)
+    n_classes, dim = semantic.shape
+    check_tensor(
+        features, name="features", dims=("n", "dim"), sizes={"dim": dim}, kind="floating",
+        finite=True, nonempty=("dim",), like=semantic, like_name="semantic",
+    )  # fmt: skip
+    check_tensor(
+        keys, name="keys", dims=("m", "dim"), sizes={"dim": dim}, kind="floating", finite=True,
+        nonempty=True, like=semantic, like_name="semantic",
+    )  # fmt: skip
     if key_labels is None:
+        if keys.shape[0] != n_classes:
+            raise ValueError(
+                f"`keys` must have one row per class ({n_classes}) when `key_labels` is not "
+                f"given; got {keys.shape[0]}"
+            )
         key_labels = torch.arange(n_classes, device=keys.device)
+    else:
+        check_tensor(
+            key_labels, name="key_labels", dims=("m",), sizes={"m": keys.shape[0]},
+            kind="integer",
+        )  # fmt: skip
+        _check_label_range(key_labels, "key_labels", n_classes)
+    if labels is not None:
+        check_tensor(
+            labels, name="labels", dims=("n",), sizes={"n": features.shape[0]}, kind="integer"
+        )
+        _check_label_range(labels, "labels", n_classes)
+    opts = {
+        "alpha": check_positive(alpha, name="alpha", strict=False),
+        "beta": check_positive(beta, name="beta", strict=False),
+        "logit_scale": check_positive(logit_scale, name="logit_scale"),
+    }
+    return key_labels, opts
+
+
+def _check_label_range(labels, name: str, n_classes: int) -> None:
+    if labels.numel() and (int(labels.min()) < 0 or int(labels.max()) >= n_classes):
+        raise ValueError(
+            f"`{name}` must be class indices in 0..{n_classes - 1}; got values in "
+            f"{int(labels.min())}..{int(labels.max())}"
+        )
+
+
+def _tip_logits(features, keys, semantic, *, alpha, beta, logit_scale, key_labels):
+    n_classes = semantic.shape[0]
     cache = cache_likelihood(features, keys, key_labels, n_classes, cache="tip", beta=beta)
     return logit_scale * features @ semantic.T + alpha * cache
 
@@ -159,6 +210,11 @@ def client_update(
     -----
     Fidelity: paper (``Client.update_prototypes``).
     """
+    check_tensor(features, name="features", ndim=2, nonempty=True)
+    key_labels, opts = _check_tip(
+        features, keys, semantic, alpha, beta, logit_scale, key_labels, labels=labels
+    )
+    alpha, beta, logit_scale = opts["alpha"], opts["beta"], opts["logit_scale"]
     epochs = check_positive_int(epochs, name="epochs")
     lr = check_positive(lr, name="lr")
     batch_size = check_positive_int(batch_size, name="batch_size")
@@ -172,7 +228,7 @@ def client_update(
     for _ in range(epochs):
         for rows in _batches(n, batch_size, generator):
             rows = rows.to(features.device)
-            logits = tip_logits(
+            logits = _tip_logits(
                 features[rows],
                 weight,
                 semantic,
@@ -261,6 +317,7 @@ def server_align(
         ndim=2,
         kind="floating",
         finite=True,
+        nonempty=True,
         like=prototypes,
         like_name="prototypes",
     )
@@ -414,7 +471,29 @@ def prototype_divergence(keys) -> float:
     -----
     Fidelity: paper (``calculate_intra_class_cross_client_distance``).
     """
-    stacked = F.normalize(torch.stack(list(keys)), dim=2)  # (clients, C, d)
+    if isinstance(keys, torch.Tensor | np.ndarray) and np.ndim(keys) != 3:
+        raise ValueError(
+            f"`keys` must be a sequence of (C, d) tensors (or one (clients, C, d) tensor); got "
+            f"{describe(keys)}"
+        )
+    try:
+        keys = list(keys)
+    except TypeError:
+        raise TypeError(
+            f"`keys` must be a sequence of (C, d) tensors; got {describe(keys)}"
+        ) from None
+    if not keys:
+        raise ValueError("`keys` must hold at least one client's prototypes; got none")
+    first = check_tensor(
+        keys[0], name="keys[0]", ndim=2, kind="floating", finite=True, nonempty=True
+    )
+    for i, key in enumerate(keys[1:], start=1):
+        check_tensor(
+            key, name=f"keys[{i}]", dims=("classes", "dim"),
+            sizes={"classes": first.shape[0], "dim": first.shape[1]}, kind="floating",
+            finite=True, like=first, like_name="keys[0]",
+        )  # fmt: skip
+    stacked = F.normalize(torch.stack(keys), dim=2)  # (clients, C, d)
     k = stacked.shape[0]
     if k < 2:
         return float("nan")
@@ -610,6 +689,7 @@ class FedSPA(Estimator):
             sizes={"classes": data.n_classes, "dim": data.dim},
             kind="floating",
             finite=True,
+            nonempty=True,
         )
         like = data.clients[0].train_features
         if text_features.dtype != like.dtype or text_features.device != like.device:

@@ -15,7 +15,12 @@ from mlcore.federated.fedspa import FedSPA
 from mlcore.federated.partition import federated_partition
 from statcore.results import Results
 from statcore.results.plotting import get_ax, label_axes
-from statcore.validation import check_alpha, check_option, check_positive_int, check_random_state
+from statcore.validation import (
+    check_option,
+    check_positive_int,
+    check_probability,
+    check_random_state,
+)
 
 
 def _plot_accuracy(results, ax=None, **kwargs):
@@ -162,7 +167,7 @@ def compare_federated(
     label prior).
     """
     n_seeds = check_positive_int(n_seeds, name="n_seeds")
-    ci_alpha = check_alpha(ci_alpha)
+    ci_alpha = check_probability(ci_alpha, name="ci_alpha")
     rng = check_random_state(random_state)
     options = dict(fedspa_options or {})
     shared = {

@@ -15,6 +15,10 @@ import torch
 import torch.nn.functional as F
 from scipy.optimize import linear_sum_assignment
 
+from mlcore._checks import check_tensor
+from mlcore._device import as_numpy
+from statcore.validation import as_class_labels, check_option, check_positive, check_positive_int
+
 ANCHOR_MODES = ("source", "target")
 
 
@@ -61,7 +65,30 @@ def fit_anchors(
     n_pca: int = 8,
     mode: str = "source",
 ) -> LayerAnchors:
-    """The :class:`LayerAnchors` of one layer from pooled source and target activations."""
+    """The :class:`LayerAnchors` of one layer from pooled source and target activations.
+
+    ``source_acts`` (m, d) and ``target_acts`` (n, d) are finite activations, ``source_labels``
+    (m,) and ``y`` (n,) class indices; every target class ``0..n_classes-1`` needs a window.
+    """
+    mode = check_option(mode, name="mode", options=ANCHOR_MODES)
+    n_classes = check_positive_int(n_classes, name="n_classes")
+    n_pca = check_positive_int(n_pca, name="n_pca")
+    check_tensor(
+        source_acts, name="source_acts", dims=("m", "d"), kind="floating", finite=True,
+        nonempty=True,
+    )  # fmt: skip
+    check_tensor(
+        target_acts, name="target_acts", dims=("n", "d"), sizes={"d": source_acts.shape[1]},
+        kind="floating", finite=True, nonempty=True, like=source_acts, like_name="source_acts",
+    )  # fmt: skip
+    source_labels = _labels(source_labels, "source_labels", source_acts.shape[0])
+    y = _labels(y, "y", target_acts.shape[0])
+    missing = sorted(set(range(n_classes)) - set(y.tolist()))
+    if y.max() >= n_classes or missing:
+        raise ValueError(
+            f"`y` must hold every class 0..{n_classes - 1} (`n_classes`={n_classes}) and no "
+            f"other; got classes {np.unique(y).tolist()}"
+        )
     mean = source_acts.mean(dim=0)
     centred = source_acts - mean
     k = max(1, min(n_pca, source_acts.shape[1], source_acts.shape[0] - 1))
@@ -83,8 +110,24 @@ def fit_anchors(
     return LayerAnchors(name, mean, components, max(scale, 1e-12), anchors, used)
 
 
+def _labels(labels, name: str, n: int) -> np.ndarray:
+    """Class indices ``>= 0`` of length ``n`` (a tensor leaves torch here)."""
+    if isinstance(labels, torch.Tensor):
+        labels = as_numpy(labels, name=name)
+    out = as_class_labels(labels, name=name, n=n)
+    if out.min() < 0:
+        raise ValueError(f"`{name}` must hold class indices >= 0; got {int(out.min())}")
+    return out
+
+
 def mmd2(a: torch.Tensor, b: torch.Tensor, bandwidth: float) -> float:
     """Squared MMD (biased V-statistic) with the Gaussian kernel ``exp(-‖x-y‖²/(2σ²))``."""
+    bandwidth = check_positive(bandwidth, name="bandwidth")
+    check_tensor(a, name="a", dims=("n", "d"), kind="floating", finite=True, nonempty=True)
+    check_tensor(
+        b, name="b", dims=("m", "d"), sizes={"d": a.shape[1]}, kind="floating", finite=True,
+        nonempty=True, like=a, like_name="a",
+    )  # fmt: skip
 
     def k(x, z):
         return torch.exp(-(torch.cdist(x, z) ** 2) / (2 * bandwidth**2)).mean()
@@ -108,6 +151,10 @@ def anchor_separability(features: torch.Tensor, y: np.ndarray) -> float:
     Fidelity: reconstruction. The paper scores candidates without training them (a
     NAS-inspired search); leave-one-out ridge on the few shots is our proxy.
     """
+    check_tensor(
+        features, name="features", dims=("n", "d"), kind="floating", finite=True, nonempty=True
+    )
+    y = _labels(y, "y", features.shape[0])
     z = ((features - features.mean(0)) / features.std(0).clamp_min(1e-6)).double()
     n = z.shape[0]
     yt = torch.from_numpy(y)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import numbers
 import time
 from dataclasses import dataclass, field
 
@@ -22,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlcore._device import seeded_torch, torch_generator
-from statcore.validation import check_positive_int, check_random_state
+from statcore.validation import check_positive_int, check_random_state, describe
 
 REFERENCE = (
     "Zhang, Zhang, Zhou, Chen, Gao, Jia, Yang, Qi and Gu (2025). XTransfer: modality-agnostic "
@@ -289,6 +290,24 @@ def module_cost(module: nn.Module, in_shape) -> dict:
     FLOPs count the multiply-accumulates of convolutions and linear maps (hooked on a forward
     of a zero input); norms, activations and poolings are left out, as is customary.
     """
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"`module` must be a torch.nn.Module; got {describe(module)}")
+    try:
+        shape = tuple(in_shape)
+    except TypeError:
+        shape = None
+    if (
+        isinstance(in_shape, str)
+        or not shape
+        or not all(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) and v > 0 for v in shape
+        )
+    ):
+        raise ValueError(
+            f"`in_shape` must be a non-empty sequence of positive ints (one input's shape); got "
+            f"{describe(in_shape)}"
+        )
+    in_shape = tuple(int(v) for v in shape)
     macs = [0]
 
     def hook(mod, inputs, output):
@@ -302,6 +321,8 @@ def module_cost(module: nn.Module, in_shape) -> dict:
     try:
         with torch.no_grad():
             module(torch.zeros((1, *in_shape)))
+    except RuntimeError as err:
+        raise ValueError(f"`module` does not take inputs of `in_shape`={in_shape}: {err}") from None
     finally:
         for h in handles:
             h.remove()

@@ -18,7 +18,7 @@ from torch import nn
 
 from mlcore._device import as_numpy, seeded_torch, torch_generator
 from mlcore.transfer.sources import ShapeAdapter, SourceModel, make_stem, pool
-from statcore.validation import as_float_array, check_random_state
+from statcore.validation import as_float_array, check_positive_int, check_random_state
 
 
 class LightAdapter(nn.Module):
@@ -135,6 +135,21 @@ def build_model(
 
     Fidelity: reconstruction (the junction adapters are ours).
     """
+    from mlcore._checks import check_tensor
+    from mlcore.transfer.recombiner import check_architecture, check_sources
+
+    sources = check_sources(sources)
+    arch = check_architecture(arch)
+    for s, j in arch:
+        if s >= len(sources) or j >= len(sources[s].layers):
+            raise ValueError(
+                f"`arch` names layer {j} of source {s}; there are {len(sources)} source(s)"
+                + (f" and {len(sources[s].layers)} layers in it" if s < len(sources) else "")
+            )
+    check_tensor(X, name="X", ndim=3, kind="floating", finite=True, nonempty=True)
+    n_classes = check_positive_int(n_classes, name="n_classes", minimum=2)
+    rank = check_positive_int(rank, name="rank", minimum=0)
+    seed = check_positive_int(seed, name="seed", minimum=0)
     # module constructors draw initial weights from torch's global RNG; every weight below is
     # then set from the data or from ``_seed_for``, so those draws only need to leave it alone
     with seeded_torch(seed):
