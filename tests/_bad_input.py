@@ -163,8 +163,9 @@ def public_entries(area: str) -> dict[str, object]:
 
 
 def make_table_tests(rows: Mapping[str, Row], exempt: Mapping[str, str], areas):
-    """The three tests of a table module: completeness per area, every bad input per argument,
-    and a control that every row's good call runs. Bind them to ``test_`` names in the module.
+    """The four tests of a table module: completeness per area, every bad input per argument,
+    a control that every row's good call runs, and that the call leaves its inputs as they were.
+    Bind them to ``test_`` names in the module.
     """
 
     @pytest.mark.parametrize("area", areas)
@@ -188,4 +189,42 @@ def make_table_tests(rows: Mapping[str, Row], exempt: Mapping[str, str], areas):
         # a control: the good call must succeed, or every bad-input case passes vacuously
         rows[entry].call()
 
-    return completeness, bad_input, good_row
+    @pytest.mark.parametrize("entry", sorted(rows))
+    def unmodified(entry):
+        # nothing the user passed in is modified: the good values compare equal after the call
+        row = rows[entry]
+        before = {name: _snapshot(good) for name, (_, good) in row.args.items()}
+        row.call()
+        for name, (_, good) in row.args.items():
+            assert _same(before[name], good), f"`{name}` was modified by {entry}"
+
+    return completeness, bad_input, good_row, unmodified
+
+
+def _snapshot(value):
+    import copy
+
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    return copy.deepcopy(value)
+
+
+def _same(a, b) -> bool:
+    import torch
+
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b.detach())
+    if isinstance(a, np.ndarray):
+        nan_ok = a.dtype.kind in "fc"
+        return (
+            isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and np.array_equal(a, b, equal_nan=nan_ok)
+        )
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Mapping):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b or (a != a and b != b)

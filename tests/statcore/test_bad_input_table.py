@@ -651,6 +651,7 @@ AREAS = (
     test_every_public_entry_has_a_row,
     test_bad_input_gives_an_error_naming_the_argument,
     test_good_row_runs,
+    test_good_row_leaves_its_inputs_unmodified,
 ) = make_table_tests(ROWS, EXEMPT, AREAS)
 
 
