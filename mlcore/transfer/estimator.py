@@ -16,10 +16,12 @@ import torch.nn.functional as F
 from mlcore._device import as_numpy, seeded_torch
 from mlcore._iterations import budget_result
 from mlcore.transfer.anchors import ANCHOR_MODES, fit_anchors, median_distance, mmd2
-from mlcore.transfer.recombiner import LayerRecombiner, check_architecture, check_sources
+from mlcore.transfer.recombiner import LayerRecombiner
 from mlcore.transfer.result import XTransferResult
 from mlcore.transfer.sources import (
     COST_METRICS,
+    check_architecture,
+    check_sources,
     cnn1d_source,
     module_cost,
     module_latency,

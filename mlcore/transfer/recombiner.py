@@ -14,7 +14,14 @@ import pandas as pd
 import torch
 
 from mlcore.transfer.anchors import anchor_separability
-from mlcore.transfer.sources import COST_METRICS, SourceModel, module_cost, module_latency, pool
+from mlcore.transfer.sources import (
+    COST_METRICS,
+    check_architecture,
+    check_sources,
+    module_cost,
+    module_latency,
+    pool,
+)
 from mlcore.transfer.transferred import TransferredModel, build_model, transfer_seed
 from statcore.validation import check_option, check_positive, check_positive_int, describe
 
@@ -161,33 +168,6 @@ class LayerRecombiner:
 
     def describe(self, arch) -> str:
         return " > ".join(f"{self.sources[s].name}.{self.sources[s].layers[j][0]}" for s, j in arch)
-
-
-def check_sources(sources) -> tuple:
-    if isinstance(sources, SourceModel):
-        sources = (sources,)
-    sources = tuple(sources)
-    if not sources:
-        raise ValueError("`sources` must hold at least one SourceModel")
-    for s in sources:
-        if not isinstance(s, SourceModel):
-            raise TypeError(f"`sources` must hold SourceModel objects; got {describe(s)}")
-    return sources
-
-
-def check_architecture(architecture) -> tuple:
-    try:
-        arch = tuple((int(s), int(j)) for s, j in architecture)
-    except (TypeError, ValueError):
-        raise TypeError(
-            "`architecture` must be a sequence of (source index, layer index) pairs; got "
-            f"{describe(architecture)}"
-        ) from None
-    if not arch or min(min(p) for p in arch) < 0:
-        raise ValueError("`architecture` must hold at least one pair of non-negative indices")
-    if arch[0][1] != 0:
-        raise ValueError("`architecture` must start at layer 0 of a source (the stem feeds it)")
-    return arch
 
 
 __all__ = [

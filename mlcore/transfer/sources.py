@@ -490,3 +490,30 @@ def cnn1d_source(*, random_state: int = 0, steps: int = 150, length: int = 128) 
         reference=ref,
         reference_labels=ref_labels,
     )
+
+
+def check_sources(sources) -> tuple:
+    if isinstance(sources, SourceModel):
+        sources = (sources,)
+    sources = tuple(sources)
+    if not sources:
+        raise ValueError("`sources` must hold at least one SourceModel")
+    for s in sources:
+        if not isinstance(s, SourceModel):
+            raise TypeError(f"`sources` must hold SourceModel objects; got {describe(s)}")
+    return sources
+
+
+def check_architecture(architecture) -> tuple:
+    try:
+        arch = tuple((int(s), int(j)) for s, j in architecture)
+    except (TypeError, ValueError):
+        raise TypeError(
+            "`architecture` must be a sequence of (source index, layer index) pairs; got "
+            f"{describe(architecture)}"
+        ) from None
+    if not arch or min(min(p) for p in arch) < 0:
+        raise ValueError("`architecture` must hold at least one pair of non-negative indices")
+    if arch[0][1] != 0:
+        raise ValueError("`architecture` must start at layer 0 of a source (the stem feeds it)")
+    return arch

@@ -17,7 +17,14 @@ import torch
 from torch import nn
 
 from mlcore._device import as_numpy, seeded_torch, torch_generator
-from mlcore.transfer.sources import ShapeAdapter, SourceModel, make_stem, pool
+from mlcore.transfer.sources import (
+    ShapeAdapter,
+    SourceModel,
+    check_architecture,
+    check_sources,
+    make_stem,
+    pool,
+)
 from statcore.validation import as_float_array, check_positive_int, check_random_state
 
 
@@ -136,7 +143,6 @@ def build_model(
     Fidelity: reconstruction (the junction adapters are ours).
     """
     from mlcore._checks import check_tensor
-    from mlcore.transfer.recombiner import check_architecture, check_sources
 
     sources = check_sources(sources)
     arch = check_architecture(arch)
