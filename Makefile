@@ -15,6 +15,8 @@ $(STAMP): setup.cfg pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet $(TORCH_SPEC)
 	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
+	# fill numba's on-disk cache now, so that no first call after install compiles
+	$(BIN)/python -c "import statcore; statcore.warmup()"
 	touch $@
 
 # Two workers on CI's two cores, one BLAS/OpenMP thread each (more threads only oversubscribe).

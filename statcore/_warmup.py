@@ -94,6 +94,10 @@ def _warm_geometry(rng):
         alignment(X, X**2, metric=metric, k=5, n_resamples=5, random_state=0)
     ksg_mutual_information(X[:, :1], X[:, 1:])
     ksg_mutual_information(np.round(X[:, :1]), np.round(X[:, 1:]))
+    # over 2^20 pairs in low dimension the shared search takes its tree path and kernels
+    wide = rng.normal(size=(1100, 2))
+    LocalID(wide).fit(k=5)
+    ksg_mutual_information(wide[:, :1], wide[:, 1:])
 
 
 def _warm_outliers(rng):

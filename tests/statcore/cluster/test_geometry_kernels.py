@@ -7,6 +7,7 @@ import pytest
 from scipy.sparse.csgraph import minimum_spanning_tree as scipy_mst
 from scipy.spatial.distance import cdist
 
+from statcore import neighbours as NB
 from statcore.cluster import _kernels as K
 
 # The blocked kernels form squared distances as |x|^2 + |y|^2 - 2 x.y, whose rounding error is a
@@ -203,3 +204,62 @@ def test_old_spatial_module_re_exports_with_a_future_warning():
     # importing the cluster area itself does not warn
     code = "import statcore.cluster, statcore.geometry, statcore.select"
     subprocess.run([sys.executable, "-W", "error::FutureWarning", "-c", code], check=True)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean", "chebyshev"])
+@pytest.mark.parametrize("rounded", [False, True])
+def test_tree_knn_equals_sorting_the_exact_distance_matrix(metric, rounded):
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((700, 3))
+    X[:40] = X[40:80]  # exact copies: a point's own copy is a neighbour at distance 0
+    if rounded:
+        X = np.round(X * 2) / 2  # many ties
+    dist, idx = NB.knn(X, 6, metric=metric, algorithm="kd_tree")
+    D = cdist(X, X, "chebyshev" if metric == "chebyshev" else "euclidean")
+    np.fill_diagonal(D, np.inf)
+    power = 2 if metric == "sqeuclidean" else 1
+    # the tree takes each distance from the coordinates, as cdist does: equal to rounding
+    np.testing.assert_allclose(dist, np.sort(D, axis=1)[:, :6] ** power, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(np.take_along_axis(D, idx, 1) ** power, dist, rtol=1e-13)
+    assert not (idx == np.arange(len(X))[:, None]).any()
+    # equal distances come in ascending index order within each row
+    tied = dist[:, 1:] == dist[:, :-1]
+    assert (idx[:, 1:][tied] > idx[:, :-1][tied]).all()
+
+
+def test_auto_takes_the_tree_in_low_dimension_and_brute_force_above():
+    assert NB.search_algorithm(5000, 5000, 3, "euclidean") == "kd_tree"
+    assert NB.search_algorithm(5000, 5000, 16, "euclidean") == "brute"
+    assert NB.search_algorithm(5000, 5000, 3, "cosine") == "brute"
+    assert NB.search_algorithm(100, 100, 3, "euclidean") == "brute"
+    X = np.random.default_rng(3).standard_normal((2000, 2))
+    auto, brute = NB.knn(X, 4), NB.knn(X, 4, algorithm="brute")
+    np.testing.assert_array_equal(auto[1], brute[1])  # no ties in continuous data
+    # the blocked products lose ~1e-8 near 0 (a square root of cancelled squares)
+    np.testing.assert_allclose(auto[0], brute[0], rtol=1e-9, atol=1e-7)
+    with pytest.raises(ValueError, match="algorithm"):
+        NB.knn(X, 4, algorithm="ball_tree")
+    with pytest.raises(ValueError, match="cosine"):
+        NB.knn(X, 4, metric="cosine", algorithm="kd_tree")
+
+
+@pytest.mark.parametrize("dim", [1, 2, 20])
+@pytest.mark.parametrize("algorithm", ["brute", "kd_tree"])
+@pytest.mark.parametrize("strict", [True, False])
+def test_count_within_equals_counting_the_distance_matrix(dim, algorithm, strict):
+    if algorithm == "kd_tree" and dim > 15:
+        algorithm = "auto"  # the rule sends 20 dimensions to the blocked count
+    rng = np.random.default_rng(dim)
+    X = np.round(rng.standard_normal((900, dim)) * 3) / 3  # ties on the boundary
+    D = cdist(X, X, "chebyshev")
+    radius = D[np.arange(len(X)), rng.integers(0, len(X), len(X))]  # radii equal to distances
+    radius[:20] = 0.0
+    inside = D < radius[:, None] if strict else D <= radius[:, None]
+    self_inside = (radius > 0) | (not strict)
+    got = NB.count_within(X, radius, strict=strict, algorithm=algorithm)
+    np.testing.assert_array_equal(got, inside.sum(1) - self_inside)
+    Y = X[::3] + 1 / 3
+    Dy = cdist(X, Y, "chebyshev")
+    want = (Dy < radius[:, None] if strict else Dy <= radius[:, None]).sum(1)
+    got = NB.count_within(X, radius, Y=Y, strict=strict, algorithm=algorithm, parallel=True)
+    np.testing.assert_array_equal(got, want)
