@@ -5,8 +5,8 @@ convergence, at n = 5,000 and d = 5 per side (Gaussian copula, per-coordinate rh
 - ours: ``InfoAtlas.pretrained().estimate(x, y, n_resamples=0)``: copula transform, padding,
   one encoder / hypernetwork pass and the DV readout with 10 permutations.
 - anchors: statcore's KSG (k = 3, exact max-norm kNN on the shared search) and MINE
-  (2 x 64 ReLU critic, batch 128, 2,000 Adam steps, read on a held-out half); the paper claims >= 100x over trained
-  estimators.
+  (2 x 64 ReLU critic, batch 128, 2,000 Adam steps, read on a held-out half); the paper
+  claims >= 100x over trained estimators.
 
 The harness reports times only; ``python benchmarks/bench_mi.py`` prints time and absolute
 error side by side from one run.
