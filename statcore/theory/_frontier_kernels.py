@@ -51,6 +51,65 @@ def skyline_sorted(R, order, eps):
 
 
 @njit
+def pivot_filter(R, eps, n_pivots, shrink):
+    """Rows of ``R`` that survive rounds of pivot filtering, a linear-time prefilter.
+
+    Each round takes the ``n_pivots`` surviving rows of smallest sum as pivots and drops every
+    surviving row one of them eps-dominates; rounds go on while one shrinks the survivors to at
+    most ``shrink`` times their number. Only dominated rows go, and eps-dominance is transitive,
+    so a survivor that some dropped row dominates is dominated by that row's pivot too and goes
+    as well: the frontier of the survivors is the frontier of ``R``. Low-sum rows dominate much
+    of a cloud that does not trade off (a cube: a few survivors in a thousand remain), which is
+    where a sort of every row would cost more than the frontier itself.
+
+    Returns
+    -------
+    ndarray of int64
+        Positions of the surviving rows, ascending.
+    """
+    M, K = R.shape
+    rows = np.arange(M)
+    n = M
+    pivots = np.empty(n_pivots, dtype=np.int64)
+    pivot_sums = np.empty(n_pivots)
+    while n > 2 * n_pivots:
+        # the n_pivots smallest sums, kept sorted by insertion: most rows fail the first test
+        filled = 0
+        for t in range(n):
+            i = rows[t]
+            s = 0.0
+            for k in range(K):
+                s += R[i, k]
+            if filled == n_pivots and s >= pivot_sums[filled - 1]:
+                continue
+            pos = filled if filled < n_pivots else n_pivots - 1
+            while pos > 0 and pivot_sums[pos - 1] > s:
+                pivot_sums[pos] = pivot_sums[pos - 1]
+                pivots[pos] = pivots[pos - 1]
+                pos -= 1
+            pivot_sums[pos] = s
+            pivots[pos] = i
+            if filled < n_pivots:
+                filled += 1
+        kept = 0
+        for t in range(n):
+            i = rows[t]
+            dominated = False
+            for w in range(filled):
+                if _dominates(R, pivots[w], i, eps):
+                    dominated = True
+                    break
+            if not dominated:
+                rows[kept] = i
+                kept += 1
+        done = kept > shrink * n
+        n = kept
+        if done:
+            break
+    return rows[:n].copy()
+
+
+@njit
 def skyline_2d(r1, r2, order):
     """Two benchmarks, ``eps = 0``: one sweep in lexicographic (r1, r2) order, O(M).
 
@@ -69,6 +128,61 @@ def skyline_2d(r1, r2, order):
             best1 = r1[i]
         elif r2[i] == best2 and r1[i] == best1:
             keep[i] = True
+    return keep
+
+
+@njit
+def dense_ranks(values, order):
+    """Rank of each value among the distinct values (0 for the smallest), given the order that
+    sorts them; and the number of distinct values."""
+    ranks = np.empty(values.shape[0], dtype=np.int64)
+    rank = -1
+    for t in range(order.shape[0]):
+        i = order[t]
+        if t == 0 or values[i] != values[order[t - 1]]:
+            rank += 1
+        ranks[i] = rank
+    return ranks, rank + 1
+
+
+@njit
+def skyline_3d(R, order, rank2, n_ranks):
+    """Three benchmarks, ``eps = 0``: one sweep in lexicographic order, O(M log M).
+
+    Every row that dominates another comes before it in lexicographic order, and exact copies
+    are adjacent. A Fenwick tree over the ranks of the second benchmark holds the smallest third
+    risk of the frontier rows swept so far, so a run of copies is dominated exactly when some
+    earlier frontier row has a second risk and a third risk no larger (its first is no larger
+    by the order, and it is no copy). Dominated rows need not enter the tree: their dominators
+    are frontier rows, earlier, that dominate whatever they dominate.
+    """
+    M = order.shape[0]
+    keep = np.zeros(R.shape[0], dtype=np.bool_)
+    tree = np.full(n_ranks + 1, np.inf)
+    t = 0
+    while t < M:
+        i = order[t]
+        end = t + 1
+        while end < M:
+            j = order[end]
+            if R[j, 0] != R[i, 0] or R[j, 1] != R[i, 1] or R[j, 2] != R[i, 2]:
+                break
+            end += 1
+        z = R[i, 2]
+        best = np.inf
+        r = rank2[i] + 1
+        while r > 0:
+            best = min(best, tree[r])
+            r -= r & -r
+        if best > z:
+            for s in range(t, end):
+                keep[order[s]] = True
+            r = rank2[i] + 1
+            while r <= n_ranks:
+                if z < tree[r]:
+                    tree[r] = z
+                r += r & -r
+        t = end
     return keep
 
 

@@ -36,6 +36,46 @@ def test_fast_skyline_equals_brute_force(K, eps, levels):
         assert np.array_equal(pareto_frontier(R, eps=eps), _brute_force_mask(R, np.full(K, eps)))
 
 
+def _frontier_data(kind, rng, M, K):
+    if kind == "random":
+        return rng.uniform(size=(M, K))
+    if kind == "integer":  # heavy ties in every coordinate
+        return rng.integers(0, 6, size=(M, K)).astype(float)
+    if kind == "duplicated":  # every row has exact copies, frontier rows included
+        return rng.uniform(size=(M // 4 + 1, K))[rng.integers(0, M // 4 + 1, size=M)]
+    if kind == "cube":  # a small frontier: the pivot prefilter removes almost everything
+        return rng.uniform(size=(M, K))
+    simplex = rng.dirichlet(np.ones(K), size=M)
+    if kind == "simplex":  # risks that trade off: a large frontier
+        return simplex + 0.3 * rng.uniform(size=(M, K))
+    return np.round(simplex * 4) / 4  # "tied simplex": a grid on the simplex, all copies
+
+
+@pytest.mark.parametrize("K", [2, 3, 4, 5])
+@pytest.mark.parametrize(
+    "kind", ["random", "integer", "duplicated", "cube", "simplex", "tied simplex"]
+)
+def test_sweeps_and_prefilter_equal_brute_force(K, kind):
+    # sizes past the prefilter's rounds (16 pivots) and past one block of the brute force
+    rng = np.random.default_rng(1000 * K + len(kind))
+    for M in (3, 40, 1200):
+        R = _frontier_data(kind, rng, M, K)
+        for eps in (0.0, 0.02, np.linspace(0.0, 0.05, K)):
+            expected = _brute_force_mask(R, np.broadcast_to(eps, (K,)).astype(float))
+            assert np.array_equal(pareto_frontier(R, eps=eps), expected), (M, eps)
+
+
+def test_copies_of_a_frontier_row_all_stay_and_copies_of_a_dominated_row_all_go():
+    R = np.array(
+        [[1.0, 2.0, 3.0], [2.0, 2.0, 2.0], [1.0, 2.0, 3.0], [1.0, 2.0, 4.0], [1.0, 2.0, 4.0]]
+        + [[0.5, 9.0, 9.0]] * 40
+    )
+    assert pareto_frontier(R).tolist() == [True, True, True, False, False] + [True] * 40
+    # the same with the first benchmark tied throughout (the sweep's order needs all keys)
+    R[:, 0] = 1.0
+    assert np.array_equal(pareto_frontier(R), _brute_force_mask(R, np.zeros(3)))
+
+
 def test_frontier_of_anticorrelated_cloud_is_large_and_exact():
     # points on a line x + y = 1 are all mutually non-dominated; a shifted copy is dominated
     t = np.linspace(0, 1, 50)
