@@ -23,6 +23,15 @@ def _dominates(R, j, i, eps):
 
 
 @njit
+def _dominated_by_any(R, candidates, n_candidates, i, eps):
+    """Whether a row among ``candidates[:n_candidates]`` eps-dominates row ``i``."""
+    for s in range(n_candidates):
+        if _dominates(R, candidates[s], i, eps):
+            return True
+    return False
+
+
+@njit
 def skyline_sorted(R, order, eps):
     """Sort-filter skyline: flags of the non-dominated rows of ``R``.
 
@@ -38,12 +47,7 @@ def skyline_sorted(R, order, eps):
     size = 0
     for t in range(M):
         i = order[t]
-        dominated = False
-        for s in range(size):
-            if _dominates(R, window[s], i, eps):
-                dominated = True
-                break
-        if not dominated:
+        if not _dominated_by_any(R, window, size, i, eps):
             keep[i] = True
             window[size] = i
             size += 1
@@ -94,12 +98,7 @@ def pivot_filter(R, eps, n_pivots, shrink):
         kept = 0
         for t in range(n):
             i = rows[t]
-            dominated = False
-            for w in range(filled):
-                if _dominates(R, pivots[w], i, eps):
-                    dominated = True
-                    break
-            if not dominated:
+            if not _dominated_by_any(R, pivots, filled, i, eps):
                 rows[kept] = i
                 kept += 1
         done = kept > shrink * n
