@@ -1,55 +1,159 @@
-"""TIES-merging of three experts of a 2.4-million-parameter state dict: mlcore vs plain numpy."""
+"""Task arithmetic and TIES merges of three float32 experts of a 14.7-million-parameter model.
 
-import numpy as np
+Anchors: plain torch written the obvious way (a loop over the state dict for task arithmetic;
+one flat (K, n) stack, ``torch.kthvalue`` and the sign election for TIES, as in the authors'
+code), and mergekit's own merge functions (``GeneralizedTaskArithmeticMerge.merge_group``, one
+call per tensor; mergekit trims each tensor by itself, so ours runs with
+``trim_scope="tensor"`` there). Every side returns a new ``nn.Module``; setup checks that both
+sides of a case give the same weights.
+"""
+
+import copy
+from importlib.metadata import version
+
 import torch
+from mergekit.merge_methods import registry
+from mergekit.merge_methods.base import TensorGroup
 
 from mlcore.merging import merge
 
-gen = torch.Generator().manual_seed(0)
-SHAPES = {"embed": (4096, 256), "w1": (256, 1024), "w2": (1024, 1024), "b": (1024,)}
-base = {k: torch.randn(s, generator=gen) for k, s in SHAPES.items()}
-experts = [
-    {k: v + 0.01 * torch.randn(v.shape, generator=gen) for k, v in base.items()} for _ in range(3)
-]
-base_np = {k: v.numpy() for k, v in base.items()}
-experts_np = [{k: v.numpy() for k, v in e.items()} for e in experts]
+SCALING, DENSITY, N_EXPERTS = 0.5, 0.2, 3
+_models = {}
 
 
-def _numpy_ties(density=0.2):
-    """Yadav et al. (2023) vectorised in numpy, float64: trim over the whole task vector,
-    elect signs by mass, disjoint mean."""
-    keys = list(SHAPES)
-    tau = np.stack(
-        [
-            np.concatenate([e[k].astype(np.float64).ravel() - base_np[k].ravel() for k in keys])
-            for e in experts_np
-        ]
+def setup():
+    if _models:
+        return
+    torch.manual_seed(0)
+    base = torch.nn.Sequential(
+        torch.nn.Embedding(8192, 512),
+        torch.nn.Linear(512, 2048),
+        torch.nn.Linear(2048, 2048),
+        torch.nn.Linear(2048, 2048),
+        torch.nn.Linear(2048, 512),
+        torch.nn.LayerNorm(512),
+    )
+    experts = [copy.deepcopy(base) for _ in range(N_EXPERTS)]
+    with torch.no_grad():
+        for expert in experts:
+            for p in expert.parameters():
+                p.add_(0.01 * torch.randn_like(p))
+    _models.update(base=base, experts=experts)
+    # float32 rounding apart, the merges agree everywhere but where magnitudes tie at a trim
+    # threshold: ours keeps every tied entry, mergekit exactly k (a handful in a million)
+    for ours, anchor in (
+        (_ours_ta, _torch_ta),
+        (_ours_ta, _mergekit_ta),
+        (_ours_ties, _torch_ties),
+        (_ours_ties_tensor, _mergekit_ties),
+    ):
+        a, b = ours().state_dict(), anchor().state_dict()
+        differ = sum(int(((a[k] - b[k]).abs() > 1e-6).sum()) for k in a)
+        assert differ <= 1e-5 * sum(t.numel() for t in a.values()), (anchor.__name__, differ)
+
+
+def _result(state):
+    model = copy.deepcopy(_models["base"])
+    model.load_state_dict(state)
+    return model
+
+
+def _ours_ta():
+    return merge(_models["base"], _models["experts"], "task_arithmetic", scaling=SCALING)
+
+
+def _ours_ties():
+    return merge(_models["base"], _models["experts"], "ties", density=DENSITY)
+
+
+def _ours_ties_tensor():
+    return merge(_models["base"], _models["experts"], "ties", density=DENSITY, trim_scope="tensor")
+
+
+def _torch_ta():
+    base = _models["base"].state_dict()
+    experts = [e.state_dict() for e in _models["experts"]]
+    out = {}
+    for key, b in base.items():
+        out[key] = b + sum((sd[key] - b) * SCALING for sd in experts)
+    return _result(out)
+
+
+def _torch_ties():
+    base = _models["base"].state_dict()
+    experts = [e.state_dict() for e in _models["experts"]]
+    tau = torch.stack(
+        [torch.cat([(sd[k] - b).flatten() for k, b in base.items()]) for sd in experts]
     )
     n = tau.shape[1]
-    k = int(density * n)
-    mag = np.abs(tau)
-    threshold = np.partition(mag, n - k, axis=1)[:, n - k : n - k + 1]
-    trimmed = np.where(mag >= threshold, tau, 0.0)
-    elected = np.sign(trimmed.sum(axis=0))
+    k = int(DENSITY * n)
+    threshold = tau.abs().kthvalue(n - k + 1, dim=1, keepdim=True).values
+    tau[tau.abs() < threshold] = 0
+    elected = torch.sign(tau.sum(dim=0))
     elected[elected == 0] = 1.0 if elected.sum() >= 0 else -1.0
-    agree = (np.sign(trimmed) == elected) & (trimmed != 0)
-    merged = np.where(agree, trimmed, 0.0).sum(axis=0) / np.maximum(agree.sum(axis=0), 1)
+    agree = torch.sign(tau) == elected
+    merged = (tau * agree).sum(dim=0) / agree.sum(dim=0).clamp(min=1)
     out, start = {}, 0
-    for key in keys:
-        size = base_np[key].size
-        out[key] = (base_np[key] + merged[start : start + size].reshape(SHAPES[key])).astype(
-            np.float32
-        )
-        start += size
-    return out
+    for key, b in base.items():
+        out[key] = b + merged[start : start + b.numel()].reshape(b.shape)
+        start += b.numel()
+    return _result(out)
 
 
+def _mergekit(name, **parameters):
+    method = registry.get(name)
+    base = _models["base"].state_dict()
+    experts = [e.state_dict() for e in _models["experts"]]
+    ids = range(1, N_EXPERTS + 1)
+    shared = {"int8_mask": False, "rescale": False, "weight": dict.fromkeys(ids, 1.0)}
+    out = {}
+    for key, b in base.items():
+        group = TensorGroup.from_tensors([b] + [sd[key] for sd in experts], base_index=0)
+        out[key] = method.merge_group(group, **shared, **parameters)
+    return _result(out)
+
+
+def _mergekit_ta():
+    return _mergekit("task_arithmetic", normalize=False, **{"lambda": SCALING})
+
+
+def _mergekit_ties():
+    density = dict.fromkeys(range(1, N_EXPERTS + 1), DENSITY)
+    return _mergekit("ties", normalize=True, density=density, **{"lambda": 1.0})
+
+
+_MERGEKIT = f"mergekit {version('mergekit')}"
 CASES = [
     {
-        "name": "ties_merge_3_experts_2.4M_params",
-        "ours": lambda: merge(base, experts, "ties", density=0.2),
-        "anchor": _numpy_ties,
-        "anchor_name": f"numpy {np.__version__} (direct TIES)",
+        "name": "task arithmetic, 3 experts, 14.7M float32 params",
+        "setup": setup,
+        "ours": _ours_ta,
+        "anchor": _torch_ta,
+        "anchor_name": f"torch {torch.__version__.split('+')[0]} (state-dict loop)",
+        "peak_memory": True,
+    },
+    {
+        "name": "task arithmetic, 3 experts, 14.7M float32 params (vs mergekit)",
+        "setup": setup,
+        "ours": _ours_ta,
+        "anchor": _mergekit_ta,
+        "anchor_name": f"{_MERGEKIT} (task_arithmetic merge_group)",
+    },
+    {
+        "name": "TIES, 3 experts, 14.7M float32 params",
+        "setup": setup,
+        "ours": _ours_ties,
+        "anchor": _torch_ties,
+        "anchor_name": f"torch {torch.__version__.split('+')[0]} (flat stack, kthvalue)",
+        "peak_memory": True,
+        "repeat": 3,
+    },
+    {
+        "name": "TIES per tensor, 3 experts, 14.7M float32 params (vs mergekit)",
+        "setup": setup,
+        "ours": _ours_ties_tensor,
+        "anchor": _mergekit_ties,
+        "anchor_name": f"{_MERGEKIT} (ties merge_group)",
         "repeat": 3,
     },
 ]

@@ -1,16 +1,21 @@
 """Task vectors and the four classic merges: average, task arithmetic, TIES and DARE.
 
 Every merge works on state dicts (``{name: tensor}``) or ``nn.Module`` s and returns the same
-kind as ``base``. Floating-point entries are combined in float64 and cast back to the base's
-dtype: for float32 models this makes the identities of the methods exact (a task vector
-``theta_k - theta_0`` of two float32 numbers is exact in float64, and so is ``theta_0 + tau``),
-and it keeps sums of many experts from losing bits. Other entries (integer buffers such as a
-BatchNorm's ``num_batches_tracked``) are copied from ``base``. Inputs are never modified.
+kind as ``base``. The merge is written straight into the result, in the base's dtype, slice by
+slice: each slice of the task vectors exists only briefly, in float64, and each merged entry is
+rounded once. For float32 models this keeps the identities of the methods exact (a task vector
+``theta_k - theta_0`` of two float32 numbers is exact in float64, and so is ``theta_0 + tau``)
+and sums of many experts from losing bits, while memory stays at the result plus a few slices
+(TIES adds one flat work buffer of the model's size, in float32 at least, for its magnitude
+ranking and elected signs). Other entries (integer buffers such as a BatchNorm's
+``num_batches_tracked``) are copied from ``base``. Inputs are never modified.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
+import math
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 
@@ -25,8 +30,11 @@ TRIM_SCOPES = ("model", "tensor")
 DARE_COMBINES = ("task_arithmetic", "ties")
 
 
-def _state_dict(obj, *, name: str) -> Mapping[str, torch.Tensor]:
-    """The tensors of a module or a state dict, as a read-only view (nothing is copied yet)."""
+def _state_dict(obj, *, name: str, check: bool = True) -> Mapping[str, torch.Tensor]:
+    """The tensors of a module or a state dict, as a read-only view (nothing is copied yet).
+
+    ``check=False`` leaves the finiteness check to the caller (:func:`merge` notices non-finite
+    entries in its running sums, without a pass of its own over every input)."""
     if isinstance(obj, torch.nn.Module):
         sd = obj.state_dict()
     elif isinstance(obj, Mapping):
@@ -39,6 +47,8 @@ def _state_dict(obj, *, name: str) -> Mapping[str, torch.Tensor]:
         sd = obj
     else:
         sd = None
+    if sd is not None and not check:
+        return sd
     if sd is not None:
         # a NaN or inf weight would spread into every merged entry it touches (and TIES'
         # magnitude ranking), silently: refuse it here, naming the entry
@@ -48,7 +58,9 @@ def _state_dict(obj, *, name: str) -> Mapping[str, torch.Tensor]:
     raise TypeError(f"`{name}` must be a torch.nn.Module or a state dict; got {describe(obj)}")
 
 
-def _expert_dicts(experts, *, name: str = "experts") -> list[Mapping[str, torch.Tensor]]:
+def _expert_dicts(
+    experts, *, name: str = "experts", check: bool = True
+) -> list[Mapping[str, torch.Tensor]]:
     if isinstance(experts, torch.nn.Module | Mapping) or not isinstance(experts, Sequence):
         raise TypeError(
             f"`{name}` must be a sequence (list or tuple) of modules or state dicts; got "
@@ -56,7 +68,7 @@ def _expert_dicts(experts, *, name: str = "experts") -> list[Mapping[str, torch.
         )
     if len(experts) == 0:
         raise ValueError(f"`{name}` must hold at least one expert; got an empty sequence")
-    return [_state_dict(e, name=f"{name}[{k}]") for k, e in enumerate(experts)]
+    return [_state_dict(e, name=f"{name}[{k}]", check=check) for k, e in enumerate(experts)]
 
 
 def _check_matching(reference: Mapping, other: Mapping, *, ref_name: str, name: str) -> None:
@@ -180,113 +192,260 @@ def lora_task_vector(adapter, *, scaling: float = 1.0) -> OrderedDict:
     return out
 
 
-def _trim_(stacked: torch.Tensor, density: float) -> torch.Tensor:
-    """Zero, in place, all but the ``int(density * n)`` largest magnitudes of each row (ties
-    at the threshold are kept)."""
-    n = stacked.shape[1]
-    k = int(density * n)
-    if k == 0:
-        return stacked.zero_()
-    magnitude = stacked.abs()
-    threshold = torch.kthvalue(magnitude, n - k + 1, dim=1, keepdim=True).values
-    return stacked.masked_fill_(magnitude < threshold, 0.0)
+# Entries per slice of a tensor: a slice's float64 temporaries (1 MiB each, a handful for TIES)
+# stay in cache, and a 15M-parameter merge takes about a hundred slices, so the per-op dispatch
+# is small (1 << 15 was twice as slow, 1 << 19 no faster).
+_SLICE = 1 << 17
 
 
-def _elect_and_mean_(stacked: torch.Tensor) -> torch.Tensor:
-    """TIES's sign election by total mass, then the mean of the entries that agree with it
-    (``stacked``, a private temporary, is overwritten)."""
-    elected = torch.sign(stacked.sum(dim=0))
-    # A coordinate whose signed mass cancels exactly takes the sign of the majority of
-    # coordinates, as in the authors' code (resolve_zero_signs, "majority").
-    majority = 1.0 if float(elected.sum()) >= 0 else -1.0
-    elected.masked_fill_(elected == 0, majority)
-    # elected is never 0 now, so zero (trimmed) entries never agree
-    agree = torch.sign(stacked) == elected
-    stacked.masked_fill_(~agree, 0.0)
-    return stacked.sum(dim=0) / agree.sum(dim=0).clamp_(min=1)
+def _slices(n: int):
+    for start in range(0, n, _SLICE):
+        yield start, min(n, start + _SLICE)
 
 
-def _flat(vectors: list[Mapping[str, torch.Tensor]], keys: list[str]) -> torch.Tensor:
-    """A new (K, n) float64 tensor: row k is vector k's entries ``keys`` concatenated."""
-    first = vectors[0][keys[0]]
-    n = sum(vectors[0][key].numel() for key in keys)
-    out = torch.empty(len(vectors), n, dtype=torch.float64, device=first.device)
-    for row, v in zip(out, vectors, strict=True):
-        start = 0
-        for key in keys:
-            size = v[key].numel()
-            row[start : start + size].copy_(v[key].reshape(-1))
-            start += size
-    return out
+def _refuse_non_finite(base_sd, expert_sds) -> None:
+    """The full finiteness check, naming the first bad entry: run up front for DARE, otherwise
+    only once a merge's running sums turn out non-finite (a non-finite input always does that)."""
+    named = [] if base_sd is None else [("base", base_sd)]
+    named += [(f"experts[{k}]", sd) for k, sd in enumerate(expert_sds)]
+    for name, sd in named:
+        for key, value in sd.items():
+            check_finite(value.detach(), name=f"{name}[{key!r}]")
 
 
-def _unflat(flat: torch.Tensor, like: Mapping[str, torch.Tensor], keys: list[str]) -> dict:
-    out, start = {}, 0
-    for key in keys:
-        size = like[key].numel()
-        out[key] = flat[start : start + size].reshape(like[key].shape)
-        start += size
-    return out
+def _kth_largest_(values: torch.Tensor, k: int) -> float:
+    """The ``k``-th largest entry of a 1-D scratch tensor (reordered in place on the CPU)."""
+    n = values.numel()
+    if values.device.type == "cpu":
+        # numpy's introselect works in place and is ten times faster than torch.kthvalue
+        array = values.numpy()
+        array.partition(n - k)
+        return float(array[n - k])
+    return float(torch.kthvalue(values, n - k + 1).values)
 
 
-def _ties(vectors, keys, density, trim_scope, trim=True):
-    if trim_scope == "model":
-        by_device: dict = {}
-        for key in keys:
-            by_device.setdefault(vectors[0][key].device, []).append(key)
-        merged = {}
-        for group in by_device.values():
-            stacked = _flat(vectors, group)
-            if trim:
-                _trim_(stacked, density)
-            merged.update(_unflat(_elect_and_mean_(stacked), vectors[0], group))
-        return merged
-    merged = {}
-    for key in keys:
-        stacked = _flat(vectors, [key])
-        if trim:
-            _trim_(stacked, density)
-        merged[key] = _elect_and_mean_(stacked).reshape(vectors[0][key].shape)
-    return merged
+class _Merger:
+    """One merge written slice by slice into preallocated ``targets``.
 
+    Task vectors exist only per slice, in float64: there ``theta_k - theta_0`` of float32 (or
+    lower) entries is exact, sums of a few of them too, and the merged entry is rounded once,
+    when it is written in the target's dtype. Memory beyond the result: a few slices, and for
+    TIES one flat work buffer per group of keys.
+    """
 
-def _dare(vectors, keys, drop_rate, random_state):
-    if drop_rate == 0.0:
-        return vectors
-    keep = 1.0 - drop_rate
-    generators: dict = {}
-    dropped = []
-    for v in vectors:
-        out = OrderedDict()
-        for key in keys:
-            t = v[key]
-            device = t.device
-            if device not in generators:
-                generators[device] = torch_generator(random_state, device=device)
-            mask = torch.rand(t.shape, generator=generators[device], device=device) < keep
-            out[key] = torch.where(mask, t / keep, torch.zeros_like(t))
-        dropped.append(out)
-    return dropped
+    def __init__(self, targets, keys, base_sd, expert_sds, scaling, random_state):
+        self.targets = {key: targets[key].view(-1) for key in keys}
+        self.keys = keys
+        self.base_sd, self.expert_sds = base_sd, expert_sds
+        self.K = len(expert_sds)
+        self.scaling = scaling
+        self.random_state = random_state
+        self.generators: dict = {}
+        self.buffers: dict = {}
+        self.work_dtype = torch.float32  # TIES's, set per group of keys
 
+    def inputs(self, key):
+        device = self.targets[key].device
+        base = None if self.base_sd is None else self.base_sd[key].detach().reshape(-1)
+        experts = [sd[key].detach().to(device).reshape(-1) for sd in self.expert_sds]
+        return base, experts
 
-def _merge_vectors(vectors, keys, method, scaling, density, drop_rate, combine, trim_scope, rs):
-    """The merged task vector, float64, one entry per key."""
-    if method == "average":
-        return {
-            key: torch.stack([v[key] for v in vectors]).sum(dim=0) / len(vectors) for key in keys
-        }
-    if method == "ties":
-        merged = _ties(vectors, keys, density, trim_scope)
-    else:
-        if method == "dare":
-            vectors = _dare(vectors, keys, drop_rate, rs)
-        if method == "dare" and combine == "ties":
-            merged = _ties(vectors, keys, 1.0, trim_scope, trim=False)
+    def buffer(self, key, slot: int, dtype=torch.float64) -> torch.Tensor:
+        """Scratch slice ``slot`` on the device of ``key``, allocated once per merge."""
+        device = self.targets[key].device
+        if (device, slot, dtype) not in self.buffers:
+            self.buffers[device, slot, dtype] = torch.empty(_SLICE, dtype=dtype, device=device)
+        return self.buffers[device, slot, dtype]
+
+    def generator(self, device) -> torch.Generator:
+        if device not in self.generators:
+            self.generators[device] = torch_generator(self.random_state, device=device)
+        return self.generators[device]
+
+    def drop_masks(self, key, keep: float) -> list[torch.Tensor]:
+        """DARE's keep masks of ``key``, one per expert, drawn whole so that a seed gives the same
+        masks whatever the slicing."""
+        target = self.targets[key]
+        gen = self.generator(target.device)
+        return [
+            torch.rand(target.numel(), generator=gen, device=target.device) < keep
+            for _ in range(self.K)
+        ]
+
+    @staticmethod
+    def tau(out, base, expert, start, stop):
+        out.copy_(expert[start:stop])
+        if base is not None:
+            out.sub_(base[start:stop])
+        return out
+
+    def write(self, key, merged, base, start, stop):
+        target = self.targets[key][start:stop]
+        if base is None:
+            target.copy_(merged)
         else:
-            merged = {key: torch.stack([v[key] for v in vectors]).sum(dim=0) for key in keys}
-    if scaling == 1.0:
-        return merged
-    return {key: scaling * value for key, value in merged.items()}
+            torch.add(base[start:stop], merged, out=target)
+
+    # ---------------------------------------------------------------- sums of task vectors
+
+    def sum_(self, *, mean: bool, drop_rate: float) -> None:
+        """Average, task arithmetic and DARE's task-arithmetic combination."""
+        keep = 1.0 - drop_rate
+        totals: dict = {}
+        for key in self.keys:
+            base, experts = self.inputs(key)
+            masks = self.drop_masks(key, keep) if drop_rate else None
+            acc_full, tmp_full = self.buffer(key, 0), self.buffer(key, 1)
+            for start, stop in _slices(self.targets[key].numel()):
+                acc = acc_full[: stop - start]
+                if masks is None:
+                    # sum_k theta_k - K theta_0, exact in float64 like sum_k tau_k, at one op
+                    # per expert instead of two
+                    acc.copy_(experts[0][start:stop])
+                    for expert in experts[1:]:
+                        acc.add_(expert[start:stop])
+                    if base is not None:
+                        acc.sub_(base[start:stop], alpha=self.K)
+                else:
+                    acc.zero_()
+                    tmp = tmp_full[: stop - start]
+                    for expert, mask in zip(experts, masks, strict=True):
+                        self.tau(tmp, base, expert, start, stop).div_(keep)
+                        acc.add_(tmp.mul_(mask[start:stop]))
+                if mean:
+                    acc.div_(self.K)
+                elif self.scaling != 1.0:
+                    acc.mul_(self.scaling)
+                # no float64 sum of float32 entries overflows, so a non-finite slice sum means a
+                # non-finite input: one sum per slice instead of a pass over every input
+                device = acc.device
+                totals[device] = totals.get(device, 0.0) + acc.sum()
+                self.write(key, acc, base, start, stop)
+        if not all(bool(torch.isfinite(total)) for total in totals.values()):
+            _refuse_non_finite(self.base_sd, self.expert_sds)
+
+    # ---------------------------------------------------------------- TIES
+
+    def trimmed(self, key, out, base, expert, start, stop, threshold, mask, keep):
+        """One expert's task vector on a slice, trimmed below ``threshold`` (magnitudes in the
+        work dtype, as the threshold was found) and DARE-dropped by ``mask``."""
+        self.tau(out, base, expert, start, stop)
+        if threshold is not None:
+            magnitude = self.buffer(key, 2, self.work_dtype)[: stop - start]
+            below = self.buffer(key, 3, torch.bool)[: stop - start]
+            torch.lt(magnitude.copy_(out).abs_(), threshold, out=below)
+            out.masked_fill_(below, 0.0)
+        if mask is not None:
+            out.div_(keep).mul_(mask[start:stop])
+        return out
+
+    def thresholds(self, group, work, density) -> list[float]:
+        """Each expert's ``int(density * n)``-th largest magnitude over the group (ties at it are
+        kept): its magnitudes fill ``work``, one expert at a time."""
+        n = work.numel()
+        k = int(density * n)
+        out = []
+        for index in range(self.K):
+            for key, view in zip(group, self._views(work, group), strict=True):
+                base, experts = self.inputs(key)
+                if base is None:
+                    view.copy_(experts[index])
+                elif base.dtype == experts[index].dtype == work.dtype:
+                    torch.sub(experts[index], base, out=view)
+                else:  # in the work dtype, not the inputs' (a half type)
+                    view.copy_(experts[index]).sub_(base)
+            work.abs_()
+            if not bool(torch.isfinite(work.sum())):
+                _refuse_non_finite(self.base_sd, self.expert_sds)
+            out.append(-math.inf if k == n else math.inf if k == 0 else _kth_largest_(work, k))
+        return out
+
+    def ties_(self, groups, density: float | None, drop_rate: float) -> None:
+        """TIES over each group of keys, one ranking of magnitudes per group and expert
+        (``density=None``: no trim, DARE's TIES combination).
+
+        Three passes: the thresholds, the elected signs (kept in the work buffer) and the
+        disjoint mean, written into the targets. DARE's masks are drawn again for the third pass
+        from the generators' saved states.
+        """
+        keep = 1.0 - drop_rate
+        for group in groups:
+            device = self.targets[group[0]].device
+            n = sum(self.targets[key].numel() for key in group)
+            dtypes = [self.targets[key].dtype for key in group]
+            # ranking in a half type would tie most magnitudes: float32 at least
+            self.work_dtype = functools.reduce(torch.promote_types, dtypes, torch.float32)
+            work = torch.empty(n, dtype=self.work_dtype, device=device)
+            if density is None:
+                cuts = [None] * self.K
+            else:
+                cuts = self.thresholds(group, work, density)
+            state = self.generator(device).get_state() if drop_rate else None
+            sign_sum = 0.0
+            for key, elected in zip(group, self._views(work, group), strict=True):
+                base, experts = self.inputs(key)
+                masks = self.drop_masks(key, keep) if drop_rate else [None] * self.K
+                acc_full, tmp_full = self.buffer(key, 0), self.buffer(key, 1)
+                for start, stop in _slices(self.targets[key].numel()):
+                    acc, tmp = acc_full[: stop - start].zero_(), tmp_full[: stop - start]
+                    for expert, cut, mask in zip(experts, cuts, masks, strict=True):
+                        acc.add_(self.trimmed(key, tmp, base, expert, start, stop, cut, mask, keep))
+                    acc.sign_()
+                    sign_sum = sign_sum + acc.sum()
+                    elected[start:stop].copy_(acc)
+            # A coordinate whose signed mass cancels exactly takes the sign of the majority of
+            # coordinates, as in the authors' code (resolve_zero_signs, "majority").
+            majority = 1.0 if float(sign_sum) >= 0 else -1.0
+            if drop_rate:
+                self.generator(device).set_state(state)
+            for key, elected in zip(group, self._views(work, group), strict=True):
+                base, experts = self.inputs(key)
+                masks = self.drop_masks(key, keep) if drop_rate else [None] * self.K
+                acc_full, tmp_full = self.buffer(key, 0), self.buffer(key, 1)
+                count_full, agree_full = self.buffer(key, 4), self.buffer(key, 5, torch.bool)
+                product_full = self.buffer(key, 6)
+                for start, stop in _slices(self.targets[key].numel()):
+                    size = stop - start
+                    acc, tmp = acc_full[:size].zero_(), tmp_full[:size]
+                    count, agree, product = (
+                        count_full[:size].zero_(),
+                        agree_full[:size],
+                        product_full[:size],
+                    )
+                    signs = elected[start:stop].masked_fill_(elected[start:stop] == 0, majority)
+                    for expert, cut, mask in zip(experts, cuts, masks, strict=True):
+                        self.trimmed(key, tmp, base, expert, start, stop, cut, mask, keep)
+                        # signs is never 0, so trimmed (zero) entries never agree
+                        torch.gt(torch.mul(tmp, signs, out=product), 0.0, out=agree)
+                        acc.add_(tmp.mul_(agree))
+                        count.add_(agree)
+                    acc.div_(count.clamp_(min=1.0))
+                    if self.scaling != 1.0:
+                        acc.mul_(self.scaling)
+                    self.write(key, acc, base, start, stop)
+
+    def _views(self, work, group):
+        start = 0
+        for key in group:
+            size = self.targets[key].numel()
+            yield work[start : start + size]
+            start += size
+
+
+def _empty_copy(module: torch.nn.Module, keys: list[str]) -> torch.nn.Module:
+    """A deep copy of ``module`` whose floating-point entries ``keys`` are left unset (fresh
+    contiguous tensors): the merge overwrites them, so copying their data would only cost time."""
+    memo = {}
+    entries = module.state_dict(keep_vars=True)
+    for key in keys:
+        tensor = entries[key]
+        if type(tensor) not in (torch.Tensor, torch.nn.Parameter):
+            continue
+        fresh = torch.empty(tensor.shape, dtype=tensor.dtype, device=tensor.device)
+        if isinstance(tensor, torch.nn.Parameter):
+            fresh = torch.nn.Parameter(fresh, requires_grad=tensor.requires_grad)
+        memo[id(tensor)] = fresh
+    return copy.deepcopy(module, memo)
 
 
 def merge(
@@ -350,9 +509,10 @@ def merge(
     -----
     Fidelity: the merges follow the original papers. TIES keeps ``int(density * n)`` entries
     (ties at the threshold kept); the authors' code keeps one more entry than that and fails at
-    density 1. A coordinate whose elected sign is 0 (exact cancellation) takes the sign of the
-    majority, as in the authors' code. DARE's drop masks are drawn in the order experts, then
-    keys.
+    density 1. Magnitudes are ranked as rounded to the work dtype (the experts' dtype, float32
+    at least), so an entry that rounds to the threshold stays too. A coordinate whose elected
+    sign is 0 (exact cancellation) takes the sign of the majority, as in the authors' code.
+    DARE's drop masks are drawn in the order keys, then experts, one whole tensor at a time.
 
     References
     ----------
@@ -385,29 +545,50 @@ def merge(
     if method == "dare":
         torch_generator(random_state)  # refuse a bad `random_state` before any work
     if base is None:
-        vectors = _expert_dicts(experts)
-        for k, v in enumerate(vectors[1:], start=1):
-            _check_matching(vectors[0], v, ref_name="experts[0]", name=f"experts[{k}]")
-        keys = [key for key, t in vectors[0].items() if _floating(t)]
-        vectors = [{key: v[key].detach().to(torch.float64) for key in keys} for v in vectors]
-        merged = _merge_vectors(
-            vectors, keys, method, scaling, density, drop_rate, combine, trim_scope, random_state
+        base_sd = None
+        expert_sds = _expert_dicts(experts, check=False)
+        for k, sd in enumerate(expert_sds[1:], start=1):
+            _check_matching(expert_sds[0], sd, ref_name="experts[0]", name=f"experts[{k}]")
+        keys = [key for key, t in expert_sds[0].items() if _floating(t)]
+        first = expert_sds[0]
+        out = OrderedDict(
+            (key, torch.empty(first[key].shape, dtype=torch.float64, device=first[key].device))
+            for key in keys
         )
-        return OrderedDict((key, merged[key]) for key in keys)
-    base_sd = _state_dict(base, name="base")
-    vectors = task_vectors(base_sd, experts)
-    keys = list(vectors[0])
-    merged = _merge_vectors(
-        vectors, keys, method, scaling, density, drop_rate, combine, trim_scope, random_state
-    )
-    out = OrderedDict()
-    for key, tensor in base_sd.items():
-        if key in merged:
-            out[key] = (tensor.detach().to(torch.float64) + merged[key]).to(tensor.dtype)
+        targets = out
+    else:
+        base_sd = _state_dict(base, name="base", check=False)
+        expert_sds = _expert_dicts(experts, check=False)
+        for k, sd in enumerate(expert_sds):
+            _check_matching(base_sd, sd, ref_name="base", name=f"experts[{k}]")
+        keys = [key for key, t in base_sd.items() if _floating(t)]
+        if isinstance(base, torch.nn.Module):
+            out = _empty_copy(base, keys)
+            targets = out.state_dict()
         else:
-            out[key] = tensor.detach().clone()
-    if isinstance(base, torch.nn.Module):
-        model = copy.deepcopy(base)
-        model.load_state_dict(out)
-        return model
+            out = OrderedDict(
+                (
+                    key,
+                    torch.empty(t.shape, dtype=t.dtype, device=t.device)
+                    if _floating(t)
+                    else t.detach().clone(),
+                )
+                for key, t in base_sd.items()
+            )
+            targets = out
+    if method == "dare":
+        _refuse_non_finite(base_sd, expert_sds)
+    merger = _Merger(targets, keys, base_sd, expert_sds, scaling, random_state)
+    drop = drop_rate if method == "dare" else 0.0
+    if method == "ties" or (method == "dare" and combine == "ties"):
+        if trim_scope == "model":
+            by_device: dict = {}
+            for key in keys:
+                by_device.setdefault(targets[key].device, []).append(key)
+            groups = list(by_device.values())
+        else:
+            groups = [[key] for key in keys]
+        merger.ties_(groups, density if method == "ties" else None, drop)
+    else:
+        merger.sum_(mean=method == "average", drop_rate=drop)
     return out

@@ -38,16 +38,22 @@ from statcore.neighbours import (  # noqa: F401
 
 
 @njit
+def squared_distance(A, i, B, j):
+    """``|A[i] - B[j]|^2``, the one inner loop every assignment kernel shares."""
+    acc = 0.0
+    for t in range(A.shape[1]):
+        diff = A[i, t] - B[j, t]
+        acc += diff * diff
+    return acc
+
+
+@njit
 def nearest_centre(X, i, C):
     """Row ``i``'s nearest centre and squared distance, ties to the lower centre."""
-    d = X.shape[1]
     top = np.inf
     arg = 0
     for c in range(C.shape[0]):
-        acc = 0.0
-        for t in range(d):
-            diff = X[i, t] - C[c, t]
-            acc += diff * diff
+        acc = squared_distance(X, i, C, c)
         if acc < top:
             top = acc
             arg = c

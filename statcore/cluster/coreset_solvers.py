@@ -29,12 +29,17 @@ __all__ = ["ApproximationCheck", "CoresetSolution"]
 
 def _costs(X, centres, power: int) -> np.ndarray:
     """Each row's distance (power 1) or squared distance (power 2) to its nearest centre."""
-    _, sq = K.assign_nearest(X, centres)
-    return sq if power == 2 else np.sqrt(sq)
+    if power == 2:
+        return CK.nearest(X, np.ascontiguousarray(centres, dtype=np.float64))[1]
+    return np.sqrt(K.assign_nearest(X, centres)[1])
 
 
-def _solve(P, w, ids, key_seed, power, algorithm, n_centres, n_init, maxiter, tol, rng):
-    """``(centres, weighted cost, iteration record)`` of ``algorithm`` on the points ``P``."""
+def _solve(P, w, ids, key_seed, power, algorithm, n_centres, n_init, maxiter, tol, rng, starts=()):
+    """``(centres, weighted cost, iteration record)`` of ``algorithm`` on the points ``P``.
+
+    ``starts`` are centre sets to run Lloyd from besides the ``n_init`` seeded starts (the
+    coreset construction's solution); the lowest weighted cost on ``P`` wins.
+    """
     if algorithm in ("lloyd", "sklearn"):
         power = 2
     elif algorithm == "kmedian":
@@ -44,13 +49,28 @@ def _solve(P, w, ids, key_seed, power, algorithm, n_centres, n_init, maxiter, to
         return _solve_sklearn(P, w, n_centres, n_init, maxiter, tol, rng, function)
     # scikit-learn's number of greedy k-means++ trials
     trials = 2 + int(math.log(n_centres))
-    if algorithm == "consistent":
-        starts = [CK.seed_race(P, w, ids, key_seed, n_centres, trials, power)]
-    else:
-        starts = [CK.seed_dz(P, w, rng.random((n_centres, trials)), power) for _ in range(n_init)]
     if algorithm == "kmedoids":
-        return _best_of([_kmedoids(P, w, s, power, maxiter, function) for s in starts])
-    return _best_of([_lloyd(P, w, P[s], power, maxiter, tol, function) for s in starts])
+        seeds = [CK.seed_dz(P, w, rng.random((n_centres, trials)), power) for _ in range(n_init)]
+        return _best_of([_kmedoids(P, w, s, power, maxiter, function) for s in seeds])
+    with CK.one_blas_thread():
+        if algorithm == "consistent":
+            seeded = [CK.seed_race(P, w, ids, key_seed, n_centres, trials, power)]
+            runs = [_lloyd(P, w, P[seeded[0]], power, maxiter, tol, function)]
+        else:
+            U = rng.random((n_init, n_centres, trials))
+            centres, costs, n_iter, rels, histories = CK.lloyd_starts(P, w, U, power, maxiter, tol)
+            runs = [
+                (
+                    centres[s],
+                    float(costs[s]),
+                    _record(
+                        function, n_iter[s], rels[s], histories[s, : n_iter[s] + 1], maxiter, tol
+                    ),
+                )
+                for s in range(n_init)
+            ]
+        runs += [_lloyd(P, w, C, power, maxiter, tol, function) for C in starts]
+    return _best_of(runs)
 
 
 def _best_of(runs):
@@ -58,22 +78,25 @@ def _best_of(runs):
     return min(runs, key=lambda run: run[1])
 
 
-def _lloyd(P, w, C0, power, maxiter, tol, function):
-    C, _, _, cost, n_iter, rel, history = CK.lloyd(
-        P, w, np.ascontiguousarray(C0), power, maxiter, tol
-    )
-    record = IterationRecord.from_run(
+def _record(function, n_iter, rel, history, maxiter, tol):
+    return IterationRecord.from_run(
         function=function,
-        n_iter=n_iter,
+        n_iter=int(n_iter),
         maxiter=maxiter,
         tol=tol,
         criterion="relative decrease of the weighted cost",
-        last_value=rel,
+        last_value=float(rel),
         met=rel <= tol,
         history=pd.DataFrame({"iteration": np.arange(len(history)), "cost": history}),
         warn=False,
     )
-    return C, float(cost), record
+
+
+def _lloyd(P, w, C0, power, maxiter, tol, function):
+    C, _, _, cost, n_iter, rel, history = CK.lloyd(
+        P, w, np.ascontiguousarray(C0), power, maxiter, tol
+    )
+    return C, float(cost), _record(function, n_iter, rel, history, maxiter, tol)
 
 
 def _kmedoids(P, w, start, power, maxiter, function):

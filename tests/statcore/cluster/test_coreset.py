@@ -321,3 +321,31 @@ def test_check_approximation_uses_the_given_coreset_without_refitting(blobs, mon
     monkeypatch.setattr(model, "fit", no_refit)
     check = res.check_approximation(n_repeats=3, reference_cost=res.solution_cost, random_state=0)
     assert len(check.ratios) == 3 and check.size == res.size
+
+
+def test_a_1000_point_coreset_solution_is_within_2_percent_of_kmeans_on_imbalanced_blobs():
+    sklearn_cluster = pytest.importorskip("sklearn.cluster")
+    X, labels = imbalanced_blobs(20_000, 20, 20, random_state=0)
+    sizes = np.bincount(labels)
+    assert sizes[sizes > 0].max() / sizes[sizes > 0].min() >= 100  # two orders of magnitude
+    best = sklearn_cluster.KMeans(20, n_init=10, random_state=0).fit(X).inertia_
+    model = Coreset(X, 20)
+    ratios = []
+    for seed in range(6):
+        res = model.fit(size=1000, random_state=seed)
+        ratios.append(res.solve(random_state=seed).cost() / best)
+    # Measured 0.9998 to 1.004 with the default full-data Lloyd step. Without it the coreset's
+    # sampling error alone leaves 1.016 to 1.034 (about 1/50 of each cluster's cost from ~50
+    # points per cluster), and a far one-point cluster left uncovered costs 1.11x to 1.32x: the
+    # 2% bound fails on either, with room for the BLAS rounding of other machines.
+    assert max(ratios) <= 1.02
+    unrefined = model.fit(size=1000, random_state=0).solve(random_state=0, refine=0)
+    assert unrefined.cost() <= 1.05 * best  # the starts and swaps alone cover every cluster
+
+
+def test_refine_is_refused_where_it_cannot_run(blobs):
+    res = Coreset(blobs[:2000], 5).fit(size=200, random_state=0)
+    with pytest.raises(ValueError, match="refine"):
+        res.solve("kmedoids", refine=1)
+    solution = res.solve(refine=0)
+    assert solution.coreset_cost_value == pytest.approx(res.coreset_cost(solution.centres))
