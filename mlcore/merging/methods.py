@@ -364,7 +364,7 @@ class _Merger:
         """TIES over each group of keys, one ranking of magnitudes per group and expert
         (``density=None``: no trim, DARE's TIES combination).
 
-        Three passes: the thresholds, the elected signs (kept in the work buffer) and the
+        Three passes: the thresholds, the elected signs (kept in an int8 buffer) and the
         disjoint mean, written into the targets. DARE's masks are drawn again for the third pass
         from the generators' saved states.
         """
@@ -375,11 +375,15 @@ class _Merger:
             dtypes = [self.targets[key].dtype for key in group]
             # ranking in a half type would tie most magnitudes: float32 at least
             self.work_dtype = functools.reduce(torch.promote_types, dtypes, torch.float32)
-            work = torch.empty(n, dtype=self.work_dtype, device=device)
             if density is None:
                 cuts = [None] * self.K
             else:
-                cuts = self.thresholds(group, work, density)
+                cuts = self.thresholds(
+                    group, torch.empty(n, dtype=self.work_dtype, device=device), density
+                )
+            # the elected signs (-1, 0, 1) in one byte each, allocated once the magnitudes are
+            # freed and before the targets are written: the peak stays near one model
+            work = torch.empty(n, dtype=torch.int8, device=device)
             state = self.generator(device).get_state() if drop_rate else None
             sign_sum = 0.0
             for key, elected in zip(group, self._views(work, group), strict=True):

@@ -189,7 +189,8 @@ class CoresetSelector(Estimator):
     def _knn(self):
         """Each point's neighbours and similarities to them (computed once, O(n^2 p))."""
         if self._neighbours is None:
-            dist, idx = K.knn(self._U, self.n_neighbors, metric=self.metric)
+            # the queries spread over threads: rows come out as the serial search gives them
+            dist, idx = K.knn(self._U, self.n_neighbors, metric=self.metric, parallel=True)
             if self.metric == "cosine":
                 sim = 1.0 - dist / 2.0  # K's cosine distance is 1 - cos
             else:
