@@ -83,8 +83,12 @@ def _recording_fit_options(fit):
     signature = inspect.signature(fit)
     renamed = getattr(fit, "_renamed_keywords", {})
 
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
+
     @functools.wraps(fit)
     def recorded_fit(self, *args, **kwargs):
+        if not takes_any:
+            _refuse_unknown_options(self, fit, signature, renamed, kwargs)
         result = fit(self, *args, **kwargs)
         if isinstance(result, Results):
             named = {renamed.get(key, key): value for key, value in kwargs.items()}
@@ -101,6 +105,25 @@ def _recording_fit_options(fit):
         return result
 
     return recorded_fit
+
+
+def _refuse_unknown_options(model, fit, signature, renamed, kwargs) -> None:
+    """A keyword ``fit`` does not take gets a TypeError that says where it goes instead: what is
+    estimated belongs to the constructor (statsmodels' ``QuantReg.fit(q=...)`` habit)."""
+    unknown = [key for key in kwargs if key not in signature.parameters and key not in renamed]
+    if not unknown:
+        return
+    cls = type(model)
+    where = f"{cls.__name__}.{fit.__name__}()"
+    constructor = inspect.signature(cls.__init__).parameters
+    for key in unknown:
+        if key in constructor:
+            raise TypeError(
+                f"`{key}` is not an option of {where}: it is part of the model's specification, "
+                f"so it goes to the constructor, {cls.__name__}(..., {key}=...).{fit.__name__}()"
+            )
+    options = list(signature.parameters)[1:]
+    raise TypeError(f"{where} got unexpected option(s) {unknown}; its options are {options}")
 
 
 class Model(Estimator):

@@ -43,6 +43,10 @@ class DesignSpec:
     input_names : tuple of str or None
         For array input: the user's exog column names (before the intercept), used to pick
         columns out of a new DataFrame.
+    constant : str or None
+        For array input that already held one constant column (``sm.add_constant``'s
+        ``const``): its name. That column serves as the intercept, none is added, and new data
+        carries it as the fitting data did (statsmodels' ``hasconst``).
     """
 
     x_names: tuple[str, ...]
@@ -50,8 +54,17 @@ class DesignSpec:
     formula: str | None = None
     intercept: bool = False
     input_names: tuple[str, ...] | None = None
+    constant: str | None = None
     _rhs: Any = field(default=None, repr=False)
     _lhs: Any = field(default=None, repr=False)
+
+    @property
+    def intercept_term(self) -> str | None:
+        """The term that plays the intercept: ``"Intercept"`` (added, or a formula's), the
+        user's constant column, or None."""
+        if INTERCEPT in self.x_names:
+            return INTERCEPT
+        return self.constant
 
     def exog(self, newdata, *, name: str = "newdata") -> tuple[np.ndarray, pd.Index]:
         """``X`` for ``newdata`` under the fitted specification, and the row labels.
@@ -225,8 +238,10 @@ def design_from_arrays(
         ``endog`` and ``exog`` are pandas objects, rows are paired by index label (``exog`` is
         put in ``endog``'s order); indexes with different labels are refused.
     intercept : bool
-        Add an ``Intercept`` column (to the copy). Input that already holds a constant column
-        is refused: pass ``intercept=False`` to use it.
+        Add an ``Intercept`` column (to the copy). Input that already holds one constant,
+        non-zero column (as ``sm.add_constant`` makes) keeps it as the intercept instead, under
+        its own name, and adds none (statsmodels' ``hasconst``); several constant columns are
+        refused (they are collinear).
     missing : {"raise", "drop"}
         NaN rows raise, or are dropped with the count recorded.
     """
@@ -266,21 +281,29 @@ def design_from_arrays(
         check_n_rows(len(y), name="endog (after dropping missing rows)")
     index = y_index if y_index is not None else x_index
     row_labels = (pd.RangeIndex(len(keep)) if index is None else pd.Index(index))[keep]
+    own_constant = None
     if intercept:
         constant = [
-            name for name, col in zip(x_names, X.T, strict=True) if len(col) and np.ptp(col) == 0
+            name
+            for name, col in zip(x_names, X.T, strict=True)
+            if len(col) and np.ptp(col) == 0 and col[0] != 0
         ]
-        if constant:
+        if len(constant) > 1:
             raise ValueError(
-                f"`exog` column(s) {constant} are constant and the model adds an Intercept; "
-                "pass intercept=False to use your own constant"
+                f"`exog` columns {constant} are all constant: they are collinear; keep one "
+                "(it then serves as the intercept) or pass intercept=False"
             )
-        X = np.column_stack([np.ones(len(y)), X])
+        if constant:
+            own_constant = constant[0]
+            intercept = False
+        else:
+            X = np.column_stack([np.ones(len(y)), X])
     spec = DesignSpec(
         x_names=tuple([INTERCEPT] * intercept + x_names),
         y_name=y_names[0],
         intercept=intercept,
         input_names=tuple(x_names),
+        constant=own_constant,
     )
     return Design(
         y=np.ascontiguousarray(y),

@@ -153,7 +153,7 @@ class Results:
             return f"{self.method}: {spec.formula}"
         if not spec.y_name:
             return self.method
-        inputs = [name for name in spec.x_names if not (spec.intercept and name == "Intercept")]
+        inputs = [name for name in spec.x_names if name != spec.intercept_term]
         rhs = " + ".join(inputs)
         if len(rhs) > 60:
             rhs = f"{len(inputs)} regressors"

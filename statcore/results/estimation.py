@@ -130,7 +130,9 @@ class EstimationResults(Results):
             terms = self._flat.index
             if self.is_multilevel:
                 terms = terms.get_level_values("term")
-            intercepts = int(sum(str(t) == INTERCEPT for t in terms))
+            spec = self.design_spec
+            intercept = INTERCEPT if spec is None else (spec.intercept_term or INTERCEPT)
+            intercepts = int(sum(str(t) == intercept for t in terms))
             object.__setattr__(self, "df_model", self.k_params - intercepts)
 
     # --- shape helpers -------------------------------------------------------------------------

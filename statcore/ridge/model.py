@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from statcore.base import Model
-from statcore.formula import INTERCEPT
 from statcore.ridge.results import SelfDistilledRidgeResults
 from statcore.validation import as_float_array, check_option, check_penalty, check_positive
 
@@ -197,12 +196,9 @@ class SelfDistilledRidge(Model):
         self.penalty = check_penalty(penalty)
         X = self.design.X
         names = self.exog_names
-        self._has_intercept = INTERCEPT in names and bool(
-            np.all(X[:, names.index(INTERCEPT)] == 1.0)
-        )
-        self._penalized = np.array(
-            [not (self._has_intercept and name == INTERCEPT) for name in names]
-        )
+        term = self.design.spec.intercept_term
+        self._has_intercept = term in names and bool(np.all(X[:, names.index(term)] == 1.0))
+        self._penalized = np.array([not (self._has_intercept and name == term) for name in names])
         if not self._penalized.any():
             raise ValueError("`exog` must hold at least one feature besides the intercept")
 

@@ -8,7 +8,6 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from statcore.formula import INTERCEPT
 from statcore.results import EstimationResults
 from statcore.results.plotting import get_ax, label_axes
 from statcore.validation import as_float_array
@@ -170,14 +169,16 @@ class SelfDistilledRidgeResults(EstimationResults):
         )
 
     def _penalized_block(self, params) -> np.ndarray:
-        block = params.drop(index=INTERCEPT) if self._has_intercept else params
+        block = (
+            params.drop(index=self.design_spec.intercept_term) if self._has_intercept else params
+        )
         values = block.to_numpy(dtype=float)
         return values[:, None] if values.ndim == 1 else values
 
     @property
     def _has_intercept(self) -> bool:
         # the model's centring rule: an Intercept term is left unpenalised
-        return self.design_spec is not None and INTERCEPT in self.design_spec.x_names
+        return self.design_spec is not None and self.design_spec.intercept_term is not None
 
     def glance(self) -> pd.DataFrame:
         """The estimation facts plus ``penalty``, ``xi``, ``xi_hat`` and the estimated risks

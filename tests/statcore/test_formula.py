@@ -27,11 +27,26 @@ def test_pandas_names_flow_to_params(regression_frame):
     assert list(res.predict(X.iloc[:3]).index) == list(X.index[:3])
 
 
-def test_constant_column_is_refused_with_pointer():
-    X = np.column_stack([np.ones(5), np.arange(5.0)])
-    with pytest.raises(ValueError, match=r"column\(s\) \['x0'\] are constant.*intercept=False"):
+def test_a_constant_column_serves_as_the_intercept_as_statsmodels_hasconst():
+    X = pd.DataFrame({"const": np.ones(5), "x": np.arange(5.0)})
+    design = design_from_arrays(np.arange(5.0), X)
+    # no second constant is added (that would make X singular); the user's column is kept
+    assert design.x_names == ("const", "x")
+    assert design.spec.constant == "const" and design.spec.intercept_term == "const"
+    np.testing.assert_array_equal(design.X, X.to_numpy())
+    # new data carries the constant as the fitting data did
+    np.testing.assert_array_equal(design.spec.exog(X.iloc[:2])[0], X.to_numpy()[:2])
+    plain = design_from_arrays(np.arange(5.0), X[["x"]])
+    assert plain.x_names == ("Intercept", "x") and plain.spec.intercept_term == "Intercept"
+    assert design_from_arrays(np.arange(5.0), X, intercept=False).spec.constant is None
+
+
+def test_several_constant_columns_are_refused_and_a_zero_column_is_no_constant():
+    X = np.column_stack([np.ones(5), np.full(5, 2.0), np.arange(5.0)])
+    with pytest.raises(ValueError, match=r"`exog` columns \['x0', 'x1'\] are all constant"):
         design_from_arrays(np.arange(5.0), X)
-    assert design_from_arrays(np.arange(5.0), X, intercept=False).x_names == ("x0", "x1")
+    zero = np.column_stack([np.zeros(5), np.arange(5.0)])
+    assert design_from_arrays(np.arange(5.0), zero).x_names == ("Intercept", "x0", "x1")
 
 
 def test_missing_raise_and_drop():

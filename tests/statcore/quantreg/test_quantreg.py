@@ -410,3 +410,25 @@ def test_warnings_are_not_emitted_on_a_clean_fit(engel):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         QuantReg.from_formula("foodexp ~ income", engel, q=[0.1, 0.9]).fit(cov_type="nid")
+
+
+def test_statsmodels_habits_add_constant_and_fit_q(engel):
+    X = sm.add_constant(engel[["income"]])
+    ours = QuantReg(engel["foodexp"], X, q=0.25).fit(cov_type="iid")
+    theirs = sm.QuantReg(engel["foodexp"], X).fit(q=0.25)
+    # the user's `const` is the intercept: statsmodels' names, the same LP optimum (both solve
+    # it to ~1e-6 relative), and df_model counts the slope only, as statsmodels does
+    assert list(ours.params.index) == ["const", "income"]
+    np.testing.assert_allclose(ours.params, theirs.params, rtol=1e-5)
+    assert ours.df_model == theirs.df_model == 1
+    same = QuantReg(engel["foodexp"], engel[["income"]], q=0.25).fit(cov_type="iid")
+    np.testing.assert_allclose(ours.params.to_numpy(), same.params.to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.bse.to_numpy(), same.bse.to_numpy(), rtol=1e-12)
+    with pytest.raises(
+        TypeError, match=r"`q` is not an option of QuantReg.fit\(\).*QuantReg\(\.\.\., q=\.\.\.\)"
+    ):
+        QuantReg(engel["foodexp"], X).fit(q=0.25)
+    with pytest.raises(
+        TypeError, match=r"unexpected option\(s\) \['cov'\]; its options are \['method'"
+    ):
+        QuantReg(engel["foodexp"], X).fit(cov="iid")
