@@ -222,10 +222,11 @@ class InfoAtlas:
     average over random orthonormal projections of each side to ``max_dim`` columns. Sliced MI
     is a lower bound of MI in general, not MI itself.
 
-    Fidelity: reconstruction. The copula transform, padding, permuted DV readout, training
-    objective (maximise the bound) and slicing follow the authors' code; the architecture is a
-    toy-size stand-in (see :class:`InfoAtlasNet`), the training families are our own (the
-    authors withhold theirs), hard ranks replace torchsort's soft ranks.
+    Fidelity: paper, checked against the authors' code: the copula transform, padding,
+    permuted DV readout, training objective (maximise the bound) and slicing follow it.
+    Deviations: the architecture is a toy-size stand-in (see :class:`InfoAtlasNet`), the
+    training families are our own (the authors withhold theirs), hard ranks replace
+    torchsort's soft ranks.
 
     References
     ----------

@@ -387,7 +387,7 @@ class SLOTAlign(Estimator):
 
     Notes
     -----
-    Fidelity: reconstruction from the authors' code ``daniebera/SLOT-Align``
+    Fidelity: paper, checked against the authors' code ``daniebera/SLOT-Align``
     (``slotalign/statistics.py``: Ledoit-Wolf statistics with the eigenvalue floor
     ``1e-8 * max(1, tr / d)``, common PCA from within- plus between-client scatter at 99 %
     variance; ``slotalign/alignment.py``: barycentre with sample-count weights and

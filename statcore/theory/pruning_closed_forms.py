@@ -29,17 +29,16 @@ single-neuron ``E(tau; rho)`` at ``rho = c_l``).
 
 Fidelity
 --------
-Only the paper's abstract could be read (ICML 2026 poster 63550; no full text, no authors'
-code). The abstract fixes the objects (one-shot magnitude pruning of a single neuron with a
-concentration theorem, the conditional perceptron whose excess error decays as a power of the
-compute gap with an exponent that grows without bound as the alignment tends to one, the
-accumulation of pruning distortion with depth under an NNGP model). Every formula here is a
-*reconstruction* derived for statcore and checked by simulation, not the paper's statement:
-Gaussian weights (Laplace and uniform offered as alternatives), the compute gap as the saved
-fraction ``(1 - kappa) g``, the excess error as the disagreement with the full neuron, the
-ReLU arc-cosine recursion for the depth, and the deep early exit from a calibrated readout of
-the pruned network (the paper's frozen-backbone construction is not known).
-"""
+Reconstruction. Only the paper's abstract could be read (ICML 2026 poster 63550; no full text,
+no authors' code). The abstract fixes the objects (one-shot magnitude pruning of a single
+neuron with a concentration theorem, the conditional perceptron whose excess error decays as a
+power of the compute gap with an exponent that grows without bound as the alignment tends to
+one, the accumulation of pruning distortion with depth under an NNGP model). Every formula here
+is a *reconstruction* derived for statcore and checked by simulation, not the paper's
+statement: Gaussian weights (Laplace and uniform offered as alternatives), the compute gap as
+the saved fraction ``(1 - kappa) g``, the excess error as the disagreement with the full
+neuron, the ReLU arc-cosine recursion for the depth, and the deep early exit from a calibrated
+readout of the pruned network (the paper's frozen-backbone construction is not known)."""
 
 from __future__ import annotations
 
