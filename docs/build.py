@@ -4,7 +4,8 @@
    ``python -m statcore._vignettes`` (``make demo``) wrote there; without it, this script runs
    the vignettes itself into ``OUT_DIR/vignettes``. A vignette that failed stops the build.
 2. The source folder ``OUT_DIR/src``: the pages of ``docs/``, the notebooks under ``vignettes/``
-   and one API page per area (:data:`API_AREAS`) under ``api/``.
+   and one API page per area (:data:`API_AREAS`) under ``api/``, which also shows the area's
+   public submodules (:func:`public_submodules`) with the names the area does not export.
 3. ``sphinx-build -b html`` into ``OUT_DIR/html``; prints the path of its ``index.html``.
 
 The source is assembled outside ``docs/`` so that a build writes nothing into the checkout.
@@ -12,7 +13,9 @@ The source is assembled outside ``docs/`` so that a build writes nothing into th
 
 import argparse
 import importlib
+import importlib.util
 import inspect
+import pkgutil
 import shutil
 import sys
 from pathlib import Path
@@ -76,23 +79,12 @@ API_AREAS = [
 def public_names(module_name: str) -> list[str]:
     """``__all__`` of the module, else the public classes and functions defined in it."""
     module = importlib.import_module(module_name)
-    names = getattr(module, "__all__", None)
-    if names is None:
-        names = [
-            name
-            for name, value in vars(module).items()
-            if not name.startswith("_")
-            and (inspect.isclass(value) or inspect.isfunction(value))
-            and value.__module__ == module_name
-        ]
-    # Constants and dunder names (``__version__``) have no page of their own, and a name that
-    # an area re-exports from another area is documented once, in the area that defines it.
+    # A name that an area re-exports from another area is documented once, in the area that
+    # defines it.
     return sorted(
         name
-        for name in names
-        if not name.startswith("_")
-        and (inspect.isclass(obj := getattr(module, name)) or callable(obj))
-        and _home_area(obj) in (None, module_name)
+        for name in _candidates(module, module_name)
+        if _home_area(getattr(module, name)) in (None, module_name)
     )
 
 
@@ -103,23 +95,113 @@ def _home_area(obj) -> str | None:
     return max(homes, key=len, default=None)
 
 
+def public_submodules(module_name: str) -> list[str]:
+    """The public modules below the area ``module_name`` that are no area of their own.
+
+    Each is shown on its area's page: its docstring, and the public names it holds that the
+    area does not export (:func:`submodule_names`). A module whose name, or one of whose
+    packages' names, starts with ``_`` is private.
+    """
+    module = importlib.import_module(module_name)
+    if not hasattr(module, "__path__"):
+        return []
+    areas = {m for m, _ in API_AREAS}
+    found = []
+    for info in pkgutil.walk_packages(module.__path__, module_name + "."):
+        if any(part.startswith("_") for part in info.name.split(".")):
+            continue
+        inner = [a for a in areas if a.startswith(module_name + ".")]
+        if any(info.name == a or info.name.startswith(a + ".") for a in inner):
+            continue  # an area of its own, or below one
+        found.append(info.name)
+    return sorted(found)
+
+
+def submodule_names(module_name: str) -> dict[str, list[str]]:
+    """``{submodule: names}``: the public names of each public submodule of the area
+    ``module_name`` that no area page lists, each name once, in the module that defines it."""
+    documented = {
+        id(getattr(importlib.import_module(m), n)) for m, _ in API_AREAS for n in public_names(m)
+    }
+    subs = public_submodules(module_name)
+    found = {}
+    for sub in subs:
+        module = importlib.import_module(sub)
+        names = []
+        for name in _candidates(module, sub):
+            obj = getattr(module, name)
+            home = getattr(obj, "__module__", None)
+            # Imported from another public module of the area: documented there.
+            if id(obj) in documented or (home != sub and home in subs):
+                continue
+            documented.add(id(obj))
+            names.append(name)
+        found[sub] = sorted(names)
+    return found
+
+
+def _candidates(module, module_name: str) -> list[str]:
+    """``__all__``, else the public classes and functions defined in the module; constants
+    and dunder names (``__version__``) have no page of their own."""
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [
+            name
+            for name, value in vars(module).items()
+            if not name.startswith("_")
+            and (inspect.isclass(value) or inspect.isfunction(value))
+            and value.__module__ == module_name
+        ]
+    return [
+        name
+        for name in names
+        if not name.startswith("_")
+        and (inspect.isclass(obj := getattr(module, name)) or callable(obj))
+    ]
+
+
+def _autosummary(names: list[str]) -> str:
+    lines = "\n".join(f"   {name}" for name in names)
+    return f"""
+.. autosummary::
+   :toctree: generated
+   :nosignatures:
+
+{lines}
+"""
+
+
 def _api_page(module_name: str, heading: str) -> str:
-    names = "\n".join(f"   {name}" for name in public_names(module_name))
+    no_index = "\n   :no-index:"
     title = f"{heading} (``{module_name}``)"
-    return f"""{title}
+    page = f"""{title}
 {"=" * len(title)}
 
 .. automodule:: {module_name}
    :no-members:
 
 .. currentmodule:: {module_name}
+{_autosummary(public_names(module_name))}"""
+    subs = submodule_names(module_name)
+    # A submodule named like a function its area exports (``statcore.cluster.resilience``)
+    # shows its docstring without a second target of that name.
+    exported = set(public_names(module_name))
+    if subs:
+        page += "\nSubmodules\n----------\n"
+    for sub, names in subs.items():
+        sub_title = f"``{sub}``"
+        page += f"""
+{sub_title}
+{"~" * len(sub_title)}
 
-.. autosummary::
-   :toctree: generated
-   :nosignatures:
+.. automodule:: {sub}
+   :no-members:{no_index if sub.rpartition(".")[2] in exported else ""}
 
-{names}
+.. currentmodule:: {sub}
 """
+        if names:
+            page += _autosummary(names)
+    return page
 
 
 def _api_index() -> str:
@@ -137,11 +219,36 @@ rendered from its numpy-style docstring.
 """
 
 
+def _api_doc(target, name: str) -> str:
+    """The document of ``name``'s API page (``target`` the object, or a module when ``name`` is
+    empty), else of its area's page."""
+    defined_in = target.__name__ if inspect.ismodule(target) else target.__module__
+    area = max(
+        (m for m, _ in API_AREAS if defined_in == m or defined_in.startswith(m + ".")), key=len
+    )
+    if name and name in public_names(area):
+        return f"/api/generated/{area}.{name}"
+    return f"/api/{area.replace('.', '_')}"
+
+
+def _methods_page() -> str:
+    """``methods.md``: the README's method table with API and vignette links (method_index)."""
+    spec = importlib.util.spec_from_file_location("method_index", DOCS / "method_index.py")
+    method_index = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(method_index)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    vignettes = sorted((REPO / "vignettes").glob("*.py"))
+    return method_index.methods_page(readme, vignettes, _api_doc)
+
+
 def assemble(src: Path, notebooks: list[Path]) -> None:
     """Write the Sphinx source folder ``src`` (replacing it)."""
     if src.exists():
         shutil.rmtree(src)
-    shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("build.py", "README.md", "_build"))
+    shutil.copytree(
+        DOCS, src, ignore=shutil.ignore_patterns("*.py", "README.md", "_build", "__pycache__")
+    )
+    (src / "methods.md").write_text(_methods_page(), encoding="utf-8")
     (src / "vignettes").mkdir()
     for notebook in notebooks:
         shutil.copy2(notebook, src / "vignettes" / notebook.name)

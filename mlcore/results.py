@@ -1,7 +1,7 @@
 """mlcore's results: ``TrainingResult`` (a training run) and ``EvaluationResult`` (metrics).
 
 Both are statcore results (frozen dataclasses with ``summary``, ``tidy``, ``glance``, ``plot``);
-tensors reach them only through :func:`mlcore._device.as_numpy`.
+tensors reach them only through ``as_numpy``.
 """
 
 from __future__ import annotations
@@ -407,7 +407,7 @@ class EvaluationResult(EstimationResults):
         ----------
         values : mapping of str to array_like, or DataFrame
             Metric name -> per-example values (1-D, the same length for every metric); tensors
-            are accepted (through :func:`mlcore._device.as_numpy`).
+            are accepted (through ``as_numpy``).
         statistic : callable
             ``statistic(x, axis)`` reducing ``axis`` of a float array, like numpy reductions
             (``np.mean``, ``np.median``); it is applied to the (examples, metrics) matrix with

@@ -53,6 +53,25 @@ def _warm_ot(rng):
     x, y = rng.normal(size=(30, 2)), rng.normal(size=(25, 2))
     sinkhorn_points(x, y, epsilon=0.5)
     sinkhorn_divergence(x, y, epsilon=0.5)
+    # the threaded cost blocks serve only problems of PARALLEL_PAIRS pairs and more, too large
+    # for a warm-up call: compiled directly, with the argument types PointCost.block passes
+    from statcore.ot import _kernels
+
+    code = _kernels.METRIC_CODES["sqeuclidean"]
+    _kernels.pairwise_points_parallel(x, np.ascontiguousarray(y.T), code)
+
+
+def _warm_shift(rng):
+    from statcore.shift import DataShifts
+
+    xs, xt = rng.normal(size=(40, 2)), rng.normal(size=(30, 2)) + 0.3
+    ys, yt = xs @ [1.0, -1.0], xt @ [1.0, -1.0]
+    # both kernel precisions: float32 at the default tolerance, float64 below FLOAT32_TOL
+    res = DataShifts(xs, ys, xt, yt).fit(n_resamples=5, random_state=0)
+    DataShifts(xs, ys, xt, yt).fit(n_resamples=5, random_state=0, tol=1e-6)
+    gradients = (np.sign(ys)[:, None] * xs, np.sign(yt)[:, None] * xt)
+    res.bound(0.1, "gradients", gradients=gradients)
+    res.bound(0.1, 1.0, 1.0, target_error=0.2)
 
 
 def _warm_network(rng):
@@ -132,6 +151,7 @@ _AREAS = {
     "quantized": _warm_quantized,
     "manifold": _warm_manifold,
     "ot": _warm_ot,
+    "shift": _warm_shift,
     "network": _warm_network,
     "cluster": _warm_cluster,
     "select": _warm_select,
@@ -152,9 +172,9 @@ def warmup(areas=None) -> dict[str, float]:
     Parameters
     ----------
     areas : sequence of str, optional
-        Which of ``"quantreg"``, ``"quantized"``, ``"manifold"``, ``"ot"``, ``"network"``,
-        ``"cluster"``, ``"select"``, ``"geometry"``, ``"outliers"``, ``"theory"`` to warm; all
-        of them by default.
+        Which of ``"quantreg"``, ``"quantized"``, ``"manifold"``, ``"ot"``, ``"shift"``,
+        ``"network"``, ``"cluster"``, ``"select"``, ``"geometry"``, ``"outliers"``, ``"theory"``
+        to warm; all of them by default.
 
     Returns
     -------

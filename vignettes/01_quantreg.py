@@ -60,7 +60,7 @@ axes = process.plot()
 ols_slope = np.polyfit(engel["income"], engel["foodexp"], 1)[0]
 axes[1].axhline(ols_slope, color="C3", ls="--", label="least squares")
 axes[1].legend(frameon=False)
-plt.tight_layout()
+plt.show()
 
 # %% [markdown]
 # The slope rises with the quantile: richer households spread their food spending more, which
@@ -184,7 +184,7 @@ pd.DataFrame(
 
 # %%
 axes = fed7.plot("band", terms=["x1", "x8"])
-plt.tight_layout()
+plt.show()
 
 # %% [markdown]
 # The same for an agent's own fit (its intercept included), e.g. agent0's:

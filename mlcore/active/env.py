@@ -354,7 +354,7 @@ def check_pose_env(env, *, name: str = "env"):
 
     They are a gymnasium ``Dict`` observation space with ``"image"`` (a ``Box`` of shape
     ``(3, H, W)``) and ``"pose"`` (a ``Box`` of shape ``(4,)``: x, y, cos θ, sin θ), a
-    ``Discrete`` action space (with ``action_names`` when its actions are not :data:`ACTIONS`),
+    ``Discrete`` action space (with ``action_names`` when its actions are not ``ACTIONS``),
     an int ``max_steps``, and ``reset(options={"room": ..., "query": ...})`` setting
     ``env.query``. Returns ``env``.
     """

@@ -99,7 +99,7 @@ def rollout(
     policy : nn.Module
         ``policy(image, history, query) -> logits`` (see :mod:`mlcore.active.policy`).
     env : gymnasium.Env
-        Checked by :func:`~mlcore.active.env.check_pose_env`; deep-copied per episode, never
+        Checked by :func:`~mlcore.active.check_pose_env`; deep-copied per episode, never
         stepped itself. Its ``max_steps`` bounds the episodes.
     perception : FrozenPerception
         Gives the confidence written into the history (the policy's only feedback).
@@ -530,7 +530,7 @@ class Sea2Agent:
         Parameters
         ----------
         env : gymnasium.Env
-            See :func:`~mlcore.active.env.check_pose_env`; stepped through copies only.
+            See :func:`~mlcore.active.check_pose_env`; stepped through copies only.
         rooms : sequence of int
             Training room seeds.
         expert : nn.Module, optional
@@ -617,7 +617,7 @@ class Sea2Agent:
 
         Each iteration draws ``n_groups`` start states from ``rooms``, samples ``group_size``
         episodes from each with the current policy (``π_old``), scores them with
-        :attr:`reward`, normalises the rewards per group (:func:`grpo_advantages`) and takes
+        ``reward``, normalises the rewards per group (:func:`grpo_advantages`) and takes
         ``n_inner`` Adam steps on :func:`grpo_loss`, with the KL penalty towards the policy as
         it was when the stage began (``π_ref``). Logs ``loss``, ``reward`` (mean),
         ``reward_std``, ``final_confidence`` and ``kl`` per iteration.

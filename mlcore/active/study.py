@@ -163,7 +163,7 @@ def evaluate_policies(
         Name to policy (trained agents' ``policy``, :class:`RandomPolicy`,
         :class:`ForwardPolicy`, :class:`RuleExplorer`, ...).
     env : gymnasium.Env
-        Checked by :func:`~mlcore.active.env.check_pose_env`; its ``info`` must give
+        Checked by :func:`~mlcore.active.check_pose_env`; its ``info`` must give
         ``centre_class`` (the ground truth of the final view).
     perception : FrozenPerception
     rooms : sequence of int

@@ -166,7 +166,7 @@ def crossing_pairs(trajectories, labels, eps: float, *, curvature: float = math.
     Parameters
     ----------
     trajectories : ndarray (n_steps + 1, n, D)
-        Points along each trajectory (:attr:`FlowResult.trajectories`).
+        Points along each trajectory (``FlowResult.trajectories``).
     labels : ndarray (n,)
         True classes.
     eps : float
@@ -174,7 +174,7 @@ def crossing_pairs(trajectories, labels, eps: float, *, curvature: float = math.
     curvature : float
         NaN: Euclidean distances; ``K > 0``: Lorentz distances on ``L_K`` (ambient coordinates).
     scale : float
-        Unit of ``eps`` (:attr:`FlowResult.root_separation` makes counts comparable across
+        Unit of ``eps`` (``FlowResult.root_separation`` makes counts comparable across
         geometries).
 
     Returns
@@ -305,7 +305,7 @@ class FlowResult(Results):
 
     @property
     def accuracy(self) -> float:
-        """Accuracy of :attr:`predictions` (NaN without labels)."""
+        """Accuracy of ``predictions`` (NaN without labels)."""
         if self.labels is None:
             return math.nan
         return float(np.mean(self.predictions == self.labels))
@@ -376,7 +376,7 @@ class FlowResult(Results):
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
 class FlowFitResult(TrainingResult):
-    """What :meth:`FlowMatchingAdapter.fit` and :meth:`HyperbolicFlowMatcher.fit` return: the
+    """What ``FlowMatchingAdapter.fit`` and ``HyperbolicFlowMatcher.fit`` return: the
     velocity net's training run (a :class:`~mlcore.results.TrainingResult`) and the fitted
     transport, which :meth:`predict` applies to new image features.
 
@@ -401,13 +401,13 @@ class FlowFitResult(TrainingResult):
 
     @property
     def n_classes(self) -> int:
-        """The number of classes (rows of :attr:`text_feats`)."""
+        """The number of classes (rows of ``text_feats``)."""
         return self.text_feats.shape[0]
 
     def predict(self, image_feats, labels=None, *, steps: int = 10, stop: str = "fixed",
                 stop_fraction: float = 1.0) -> FlowResult:  # fmt: skip
         """Transport image features with ``steps`` Euler steps of the fitted flow and classify
-        them; the arguments are those of :meth:`FlowMatchingAdapter.predict`."""
+        them; the arguments are those of ``FlowMatchingAdapter.predict``."""
         return self._transport._predict(image_feats, labels, steps=steps, stop=stop,
                                         stop_fraction=stop_fraction, fit=self)  # fmt: skip
 
@@ -416,7 +416,7 @@ class FlowFitResult(TrainingResult):
 class _FlowBase(Estimator):
     """The training loop and Euler integration both adapters share; subclasses supply the
     geometry (lift, path, loss, step, scores). The estimator wraps a :class:`VelocityNet`: each
-    :meth:`fit` trains a new one on a fitted copy of the estimator, which the returned
+    ``fit`` trains a new one on a fitted copy of the estimator, which the returned
     :class:`FlowFitResult` carries, and leaves the estimator as it was."""
 
     method_name = "flow matching"
@@ -815,7 +815,7 @@ class HyperbolicFlowMatcher(_FlowBase):
         Weight of the centripetal hinge in the alignment stage (0 with ``learn_scale=True``
         leaves only the alignment cross-entropy).
     scale_image, scale_text : float
-        Initial ``α_img`` and ``α_txt``; the fitted scales are on the result of :meth:`fit`
+        Initial ``α_img`` and ``α_txt``; the fitted scales are on the result of ``fit``
         (every fit starts from these).
     learn_scale : bool
         Fit ``α_img``, ``α_txt`` in the alignment stage (``align_steps`` full-batch Adam steps).

@@ -55,7 +55,7 @@ def _warn_model_level(cls_name: str, name: str) -> None:
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
 class AugmenterResult(Results):
-    """A fitted window augmenter: what :meth:`Augmenter.fit` learned, and :meth:`generate`.
+    """A fitted window augmenter: what :meth:`Augmenter.fit` learned, and ``generate``.
 
     Parameters
     ----------

@@ -286,7 +286,7 @@ class ReAugment(Augmenter):
     ``fit`` returns a :class:`ReAugmentResult`, whose ``generate`` augments the anchors of the
     windows it is given; the final forecaster is
     trained on the original plus augmented windows by
-    :func:`~mlcore.augment.study.train_with_augmentation`.
+    :func:`~mlcore.augment.train_with_augmentation`.
 
     Parameters
     ----------
@@ -313,7 +313,7 @@ class ReAugment(Augmenter):
     momentum : float
         Of the moving-average baseline.
     train_options : dict, optional
-        Options of :func:`~mlcore.augment.forecasters.train_forecaster` for the zoo.
+        Options of :func:`~mlcore.augment.train_forecaster` for the zoo.
 
     References
     ----------

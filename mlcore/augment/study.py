@@ -46,7 +46,7 @@ def train_with_augmentation(
     n_copies : int
         Augmented copies per (selected) window.
     train_options : dict, optional
-        Options of :func:`~mlcore.augment.forecasters.train_forecaster`.
+        Options of :func:`~mlcore.augment.train_forecaster`.
     random_state : None, int or numpy Generator
     progress : bool
 

@@ -108,7 +108,7 @@ class ZooDisagreement(Estimator):
     k_folds : int
         Zoo size (at least 2).
     train_options : dict, optional
-        Keyword options of :func:`~mlcore.augment.forecasters.train_forecaster`.
+        Keyword options of :func:`~mlcore.augment.train_forecaster`.
 
     References
     ----------

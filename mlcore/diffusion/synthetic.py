@@ -15,7 +15,7 @@ from statcore.validation import check_positive_int, check_random_state, check_sc
 
 
 def paired_tokens(n: int, n_tokens: int = 8, random_state=None, *, device=None) -> torch.Tensor:
-    """``n`` sequences (a, a) with ``a`` uniform on ``0 .. n_tokens - 1`` (int64 (n, 2)).
+    """``n`` sequences (a, a) with ``a`` uniform on ``0, ..., n_tokens - 1`` (int64 (n, 2)).
 
     The two positions are perfectly dependent (mutual information ``log K``), yet each is
     uniform: a one-step masked-diffusion model, which samples positions independently from

@@ -125,7 +125,7 @@ class HFCLIPEncoder(_WrappedModel):
         (m, L) token ids (a tensor, array, list of lists, or a mapping with ``"input_ids"``).
         Needed by ``encode_text`` and ``tokenize`` only.
     image_layer_names : sequence of str, optional
-        Submodules of ``model`` offered by :meth:`image_layer_features`; default every
+        Submodules of ``model`` offered by ``image_layer_features``; default every
         ``vision_model.encoder.layers.<i>``.
 
     Notes
@@ -241,7 +241,7 @@ class OpenCLIPEncoder(_WrappedModel):
     tokenizer : callable
         ``open_clip.get_tokenizer(name)``: list of str -> LongTensor (m, context_length).
     image_layer_names : sequence of str, optional
-        Submodules of ``model`` for :meth:`image_layer_features`; default the residual blocks
+        Submodules of ``model`` for ``image_layer_features``; default the residual blocks
         ``visual.transformer.resblocks.<i>`` of a ViT tower, or ``visual.layer1..4`` of a
         ModifiedResNet.
 
@@ -366,7 +366,7 @@ class CallableEncoder:
         Checked against every output; when None, taken from the first output (reading
         ``embed_dim`` before any call encodes the probe text ``"a photo."``).
     layer_fns : mapping of str to callable, optional
-        ``name -> fn(images) -> Tensor (n, width)`` for :meth:`image_layer_features`.
+        ``name -> fn(images) -> Tensor (n, width)`` for ``image_layer_features``.
     device : str or torch.device
         Where inputs are moved before the calls.
 

@@ -10,7 +10,7 @@ Two small domains stand in for the web-scale corpora real CLIP models are traine
   display pattern, the attribute space of the zero-shot notes.
 - **Shapes** (:func:`shapes_dataset`): a shape (circle, square, triangle, cross) in a colour
   (red, green, blue, yellow) at a size (small, large) drawn with numpy at a random position:
-  32 classes named like ``"small red circle"``. :data:`SHAPES_HELD_OUT` lists the 8
+  32 classes named like ``"small red circle"``. ``SHAPES_HELD_OUT`` lists the 8
   combinations that never appear in pretraining (every shape, colour and size does), so
   zero-shot recognition of them is compositional.
 
@@ -45,7 +45,7 @@ _LIT = {  # which segments a seven-segment display lights for each digit
     8: SEGMENTS,
     9: ("top", "upper left", "upper right", "middle", "lower right", "bottom"),
 }
-#: (10, 7) 0/1 seven-segment patterns of the digits, columns in :data:`SEGMENTS` order.
+#: (10, 7) 0/1 seven-segment patterns of the digits, columns in ``SEGMENTS`` order.
 SEGMENT_MATRIX = np.array([[s in _LIT[d] for s in SEGMENTS] for d in range(10)], dtype=float)
 
 SHAPES = ("circle", "square", "triangle", "cross")
@@ -66,7 +66,7 @@ SHAPES_HELD_OUT = tuple(
     for s, size in enumerate(SIZES)
     for k, shape in enumerate(SHAPES)
 )
-#: All 32 shape classes: the 24 seen in pretraining first, then :data:`SHAPES_HELD_OUT`, so the
+#: All 32 shape classes: the 24 seen in pretraining first, then ``SHAPES_HELD_OUT``, so the
 #: second half of the list (CoOp's "novel" half) holds every held-out class.
 SHAPES_CLASSES = (
     tuple(
@@ -224,8 +224,8 @@ def digits_domain(split: str = "downstream", *, random_state=0) -> Domain:
     -------
     Domain
         ``classnames`` ``"zero"``..``"nine"``; ``attributes`` the (10, 7) seven-segment patterns
-        (:data:`SEGMENT_MATRIX`, columns :data:`SEGMENTS`); ``templates``
-        :data:`DIGIT_TEMPLATES`.
+        (``SEGMENT_MATRIX``, columns ``SEGMENTS``); ``templates``
+        ``DIGIT_TEMPLATES``.
 
     References
     ----------
@@ -315,9 +315,9 @@ def shapes_dataset(
     n_per_class : int
         Images per class.
     classes : sequence of str, optional
-        Class names ``"<size> <colour> <shape>"`` (sizes :data:`SIZES`, colours
-        :data:`COLOURS`, shapes :data:`SHAPES`); default all 32 in :data:`SHAPES_CLASSES`
-        order (the 24 pretraining classes, then the 8 of :data:`SHAPES_HELD_OUT`).
+        Class names ``"<size> <colour> <shape>"`` (sizes ``SIZES``, colours
+        ``COLOURS``, shapes ``SHAPES``); default all 32 in ``SHAPES_CLASSES``
+        order (the 24 pretraining classes, then the 8 of ``SHAPES_HELD_OUT``).
     split : {"downstream", "pretrain"}
         ``"downstream"`` renders with more noise (sd 0.15 against 0.05), colour jitter (sd 0.12
         against 0.05) and a lighter, noisier background than ``"pretrain"``.
@@ -328,7 +328,7 @@ def shapes_dataset(
     -------
     Domain
         ``attributes`` one-hot rows over shape, colour and size (12 columns);
-        ``templates`` :data:`SHAPE_TEMPLATES`.
+        ``templates`` ``SHAPE_TEMPLATES``.
 
     Notes
     -----
@@ -435,7 +435,7 @@ def pretraining_corpus(*, random_state=0, n_per_shape_class: int = 60):
     """The image-caption pretraining corpus of the tiny CLIP.
 
     Digits ``"pretrain"`` images and shapes ``"pretrain"`` images of the 24 classes not in
-    :data:`SHAPES_HELD_OUT`, with, per image, the attribute row
+    ``SHAPES_HELD_OUT``, with, per image, the attribute row
     ``(digit, shape, colour, size)`` (-1 where not applicable) that :func:`caption_batch`
     uses to caption it and to decide which captions describe which images.
 

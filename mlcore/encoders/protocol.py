@@ -40,7 +40,7 @@ class DualEncoder(Protocol):
     device : torch.device
         Where the encoder computes; inputs are moved there.
     image_layer_names : tuple of str
-        Layers whose pooled features :meth:`image_layer_features` can return.
+        Layers whose pooled features ``image_layer_features`` can return.
 
     Methods
     -------

@@ -78,7 +78,7 @@ class TinyCLIP(nn.Module):
         Dimension of the joint embedding.
     widths : tuple of 4 int
         Channels of the four image blocks (``visual.stem``, ``visual.block1``,
-        ``visual.block2``, ``visual.block3``: the :attr:`image_layer_names`).
+        ``visual.block2``, ``visual.block3``: the ``image_layer_names``).
     text_width, text_layers, text_heads : int
         The text transformer (pre-norm, GELU, feed-forward ``2 * text_width``).
     context_length : int
@@ -285,7 +285,7 @@ def tiny_clip(device=None) -> TinyCLIP:
 
     Trained contrastively (symmetric InfoNCE, Radford et al. 2021) on the offline corpus of
     :func:`mlcore.encoders.corpus.pretraining_corpus`: the ``"pretrain"`` half of the digits
-    and 24 of the 32 shape classes (:data:`mlcore.encoders.corpus.SHAPES_HELD_OUT` never
+    and 24 of the 32 shape classes (``mlcore.encoders.corpus.SHAPES_HELD_OUT`` never
     appear), with templated captions. Zero-shot accuracy is deliberately imperfect on the
     shifted ``"downstream"`` digits and on the held-out shapes, leaving room to adapt.
 

@@ -34,7 +34,7 @@ class MultiLevelAdapter(nn.Module):
         renormalising an already unit-norm vector), so training starts from the frozen encoder.
     random_state : None, int, numpy Generator or CPU torch.Generator
         Seeds the projections' initialisation (drawn on the CPU through
-        :func:`mlcore._device.torch_generator`, so it does not depend on the device; None:
+        ``torch_generator``, so it does not depend on the device; None:
         fresh entropy). Torch's global generator is neither read nor advanced.
 
     Notes

@@ -822,7 +822,7 @@ class BOIF(Estimator):
             result says so in its notes).
         random_state : None, int, numpy Generator or CPU torch.Generator
             Re-draws a :class:`MultiLevelAdapter`'s projections before training (through
-            :func:`mlcore._device.torch_generator`); None keeps the adapter's initial state.
+            ``torch_generator``); None keeps the adapter's initial state.
             Training itself is deterministic (full batch).
 
         Returns

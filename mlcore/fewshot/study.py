@@ -123,7 +123,7 @@ def compare_fewshot(
 ) -> FewShotComparison:
     """Draw K-shot support sets and score BOIF, its pathways and Tip-Adapter on the rest.
 
-    For each seed and ``K``, :func:`mlcore.encoders.splits.kshot_split` draws the support set;
+    For each seed and ``K``, :func:`~mlcore.encoders.kshot_split` draws the support set;
     :class:`BOIF` (with a fresh :class:`MultiLevelAdapter` when ``layer_features`` are
     given) and :class:`TipAdapterClassifier` are fitted on it and scored on the query set. "prior
     only" is the zero-shot head, "likelihood only" BOIF's cache (after the adapter's

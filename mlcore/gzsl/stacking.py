@@ -32,7 +32,7 @@ def stack(scores, seen_mask, gamma: float):
         Base logits.
     seen_mask : array_like of bool, shape (C,)
     gamma : float
-        The offset, e.g. :attr:`CalibratedStackingResult.gamma`.
+        The offset, e.g. ``CalibratedStackingResult.gamma``.
 
     Returns
     -------

@@ -43,7 +43,7 @@ class HeadLayout:
         that maps ``z`` to the residual stream (without its bias).
     attention : callable, optional
         ``attention(hooks, layer, captured) -> (pattern (b, H, t, t), values (b, t, H, head_dim))``
-        from what :attr:`attention_modules` captured; None where the layout cannot give the
+        from what ``attention_modules`` captured; None where the layout cannot give the
         attention pattern (span decomposition and hybrid patching then refuse the model).
     attention_modules : sequence of str
         Modules to capture for ``attention`` (one per layer), with ``attention_capture`` saying

@@ -1,6 +1,6 @@
 """Results of :mod:`mlcore.interp`: function vectors, additivity fits, reweighting, hybrids.
 
-Arrays only (tensors pass through :func:`mlcore._device.as_numpy` before they get here).
+Arrays only (tensors pass through ``as_numpy`` before they get here).
 """
 
 from __future__ import annotations

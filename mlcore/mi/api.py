@@ -37,9 +37,9 @@ def mutual_information(
     method : {"infoatlas", "ksg", "mine", "infonce", "smile"}
         ``"infoatlas"``: one forward pass of the amortised network (:meth:`InfoAtlas.estimate`;
         Hu et al. 2026); ``"ksg"``: Kraskov-Stoegbauer-Grassberger kNN estimator
-        (:func:`statcore.geometry.mutual_information.ksg_mutual_information`); ``"mine"``,
+        (:func:`~statcore.geometry.ksg_mutual_information`); ``"mine"``,
         ``"infonce"``, ``"smile"``: a critic trained on these data
-        (:func:`mlcore.mi.critics.critic_mutual_information`).
+        (:func:`~mlcore.mi.critic_mutual_information`).
     model : InfoAtlas, optional
         The InfoAtlas network (default: :meth:`InfoAtlas.pretrained`).
     **options
@@ -98,7 +98,7 @@ def independence_test(
     InfoAtlas and KSG recompute the estimate on each permutation (one forward pass or one kNN
     search each). The trained critics would need retraining per permutation; they are trained
     once on a split and the permutations act on the held-out part
-    (:func:`mlcore.mi.critics.critic_independence_test`), which keeps the test exact.
+    (:func:`~mlcore.mi.critic_independence_test`), which keeps the test exact.
     """
     method = check_option(method, name="method", options=METHODS)
     n_resamples = check_positive_int(n_resamples, name="n_resamples")

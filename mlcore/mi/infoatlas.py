@@ -321,8 +321,8 @@ class InfoAtlas:
         Returns
         -------
         InfoAtlas
-            With ``training_result`` (a :class:`mlcore.TrainingResult`; loss = minus the mean
-            bound).
+            With ``training_result`` (a :class:`~mlcore.results.TrainingResult`; loss = minus the
+            mean bound).
         """
         max_dim = check_positive_int(max_dim, name="max_dim")
         steps = check_positive_int(steps, name="steps")
@@ -398,7 +398,7 @@ class InfoAtlas:
         Parameters
         ----------
         x, y : array_like or Tensor
-            Paired samples, as in :func:`~mlcore.mi.critics.critic_mutual_information`.
+            Paired samples, as in :func:`~mlcore.mi.critic_mutual_information`.
         n_resamples : int
             Bootstrap passes (rows resampled, fresh padding and permutations) behind the
             interval; 0 gives the single forward pass and no interval.

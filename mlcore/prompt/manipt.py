@@ -401,7 +401,7 @@ class PromptLearner(nn.Module):
         Turn off for a bidirectional encoder that attends to padding.
     random_state : None, int, numpy Generator or CPU torch.Generator
         Draws the random context vectors and the adapter's down-projection (through
-        :func:`mlcore._device.torch_generator`; torch's global generator is not touched).
+        ``torch_generator``; torch's global generator is not touched).
 
     Notes
     -----
@@ -903,7 +903,7 @@ class ManiPT(Estimator):
         log_every : int
             Steps between logged rows of the history.
         random_state : None, int, numpy Generator or CPU torch.Generator
-            One torch stream (:func:`mlcore._device.torch_generator`) that draws the new
+            One torch stream (``torch_generator``) that draws the new
             learner's random context vectors and adapter, then the mini-batches (only the
             mini-batches for an estimator made by :meth:`from_learner`). An int reproduces
             the run.

@@ -7,7 +7,7 @@ Quantization", ICML 2026. Pieces, each usable alone:
   collectives (fp32 reduce-scatter, quantise each shard once, all-gather payload and scales);
   :func:`run_tensor_parallel` runs a :class:`TinyTPLM` forward across gloo processes and records
   bytes and wall time per collective; :func:`simulate_tp_allreduce` is the one-process check.
-- :class:`HardwareSpec` / :data:`HARDWARE` / :func:`measure_hardware` and
+- :class:`HardwareSpec` / ``HARDWARE`` / :func:`measure_hardware` and
   :class:`RooflineCostModel` — the roofline cost of every op at every precision.
 - :class:`SensitivityCalibrator` — relative Δloss of quantising one ``nn.Linear`` op at a time,
   on any model; :func:`linear_ops` builds the op list of any model.

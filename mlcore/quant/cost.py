@@ -234,7 +234,7 @@ class RooflineCostModel:
     Parameters
     ----------
     hardware : HardwareSpec or str
-        A spec, or a key of :data:`HARDWARE`.
+        A spec, or a key of ``HARDWARE``.
     scale_group_size : int, optional
         Entries per scale in a low-bit communication payload; ``None`` leaves scales out of the
         byte count (the round-number arithmetic of the "abstract" machine).

@@ -22,7 +22,7 @@ SUPPORTED_BITS = (2, 3, 4, 5, 6, 7, 8, 16)
 
 
 def check_bits(bits, *, name: str = "bits") -> int:
-    """One of :data:`SUPPORTED_BITS`."""
+    """One of ``SUPPORTED_BITS``."""
     bits = check_scalar(bits, name=name, kind=numbers.Integral)
     if bits not in SUPPORTED_BITS:
         raise ValueError(f"`{name}` must be one of {SUPPORTED_BITS}; got {bits}")
@@ -30,7 +30,7 @@ def check_bits(bits, *, name: str = "bits") -> int:
 
 
 def check_bits_set(values, *, name: str = "activation_bits") -> tuple[int, ...]:
-    """A sequence of :data:`SUPPORTED_BITS` (possibly empty), as a tuple."""
+    """A sequence of ``SUPPORTED_BITS`` (possibly empty), as a tuple."""
     if isinstance(values, str | bytes) or not isinstance(values, Sequence | set | frozenset):
         raise TypeError(f"`{name}` must be a sequence of bit-widths; got {describe(values)}")
     return tuple(check_bits(b, name=f"{name}[{i}]") for i, b in enumerate(values))
@@ -63,7 +63,7 @@ def quantize(x, bits: int, *, group_size: int | None = None, name: str = "x"):
     ----------
     x : Tensor (..., width), floating point
     bits : int
-        Bit-width, one of :data:`SUPPORTED_BITS` below 16.
+        Bit-width, one of ``SUPPORTED_BITS`` below 16.
     group_size : int, optional
         Entries sharing one scale; must divide ``width``. Default: the whole last axis (one scale
         per row, "per-token").

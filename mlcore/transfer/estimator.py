@@ -63,8 +63,8 @@ class XTransfer(Estimator):
     Parameters
     ----------
     sources : sequence of SourceModel, optional
-        Default: :func:`~mlcore.transfer.sources.tiny_clip_source` and
-        :func:`~mlcore.transfer.sources.cnn1d_source`.
+        Default: :func:`~mlcore.transfer.tiny_clip_source` and
+        :func:`~mlcore.transfer.cnn1d_source`.
     budget : float, optional
         Cost limit of the searched model (None: unconstrained).
     budget_metric : {"params", "flops", "latency"}

@@ -169,7 +169,7 @@ class SpectrogramStem(_MomentMatched):
 
     ``log1p|STFT|`` of every channel (Hann window ``n_fft``, hop ``n_fft // 4``) is resized
     bilinearly to ``size x size``, mixed by a 3x3 convolution (initialised to a fixed channel
-    mixing at its centre tap) and put through a per-channel affine that :meth:`match` sets to
+    mixing at its centre tap) and put through a per-channel affine that ``match`` sets to
     the source's input moments.
     """
 
@@ -238,7 +238,7 @@ class ShapeAdapter(_MomentMatched):
     2-D maps become 1-D by flattening the positions, 1-D become 2-D by average-pooling to
     ``H'·W'`` positions and reshaping; positions are then average-pooled (or, upward,
     nearest-upsampled) to ``S'`` and the channels mapped by a 1x1 convolution (seeded
-    orthogonal initialisation) followed by a per-channel affine that :meth:`match` sets to the
+    orthogonal initialisation) followed by a per-channel affine that ``match`` sets to the
     moments the next layer saw on its source.
     """
 

@@ -138,7 +138,7 @@ def build_model(
     moment-matched to that source's reference inputs on ``X``. Wherever a layer does not
     follow its predecessor in its own source, a :class:`ShapeAdapter` is inserted and
     moment-matched to the input moments that layer saw on its own source. Torch's global RNG
-    is left as it was (:func:`mlcore._device.seeded_torch`).
+    is left as it was (``seeded_torch``).
 
     Fidelity: reconstruction (the junction adapters are ours).
     """
@@ -237,7 +237,7 @@ def transfer_seed(random_state) -> int:
     Checked by :func:`statcore.validation.check_random_state`: an int is the seed itself (so
     that a fit is reproducible across releases); None draws it from fresh entropy and a numpy
     Generator from its stream (advancing it by one draw). Every torch draw of the fit gets its
-    generator from this seed and a position key (:func:`_seed_for`), so that the search and the
+    generator from this seed and a position key (``_seed_for``), so that the search and the
     final build splice identical junctions and heads.
     """
     rng = check_random_state(random_state)

@@ -68,8 +68,8 @@ def _plot_priors(results, ax=None, **kwargs):
 
 @dataclass(frozen=True, eq=False, kw_only=True, repr=False)
 class PartialLabelTrainingResult(TrainingResult):
-    """A partial-label training run: the :class:`~mlcore.TrainingResult` history (one row per
-    epoch: ``loss`` and, with evaluation data, ``accuracy`` and ``balanced_accuracy``) plus
+    """A partial-label training run: the :class:`~mlcore.results.TrainingResult` history (one row
+    per epoch: ``loss`` and, with evaluation data, ``accuracy`` and ``balanced_accuracy``) plus
     the class-prior estimate after each epoch.
 
     Parameters

@@ -191,7 +191,7 @@ class AnchorClusteringResults(Results):
 
     @property
     def size_limits(self) -> tuple[float, float]:
-        """``(alpha / c, beta / c)``: :attr:`size_bounds` as shares of the data's mass, the
+        """``(alpha / c, beta / c)``: ``size_bounds`` as shares of the data's mass, the
         scale of ``anchor_sizes`` and ``data_sizes`` (the fit keeps every ``anchor_sizes`` entry
         inside them)."""
         alpha, beta = self.size_bounds

@@ -96,13 +96,13 @@ class ClusteringBenchmark(Estimator):
     Parameters
     ----------
     datasets : names, ClusteringDatasets or dict
-        Labelled data: names from :data:`statcore.cluster.simulate.BENCHMARK_DATASETS` (generated
+        Labelled data: names from ``statcore.cluster.simulate.BENCHMARK_DATASETS`` (generated
         ones seeded with 0), :class:`~statcore.cluster.simulate.ClusteringDataset` objects, or a
         dict mapping a name to a pair ``(X, labels)`` or a ClusteringDataset. Labels are required
         (they are what the external metrics compare to and what the ``"default"`` track's oracle
         ``k`` counts).
     methods : sequence or dict, optional
-        Names among :data:`METHODS` (``"kmeans"``, ``"agglomerative"`` (Ward), ``"spectral"``
+        Names among ``METHODS`` (``"kmeans"``, ``"agglomerative"`` (Ward), ``"spectral"``
         (on a 10-nearest-neighbour graph rather than scikit-learn's RBF affinity with
         ``gamma=1``, which is not scale-free and stalls the eigensolver on unscaled data),
         ``"gmm"``, ``"dbscan"``, ``"hdbscan"``: scikit-learn's; ``"sc_fagc"``:

@@ -373,7 +373,7 @@ def load_benchmark_datasets(
     Parameters
     ----------
     names : str or sequence of str, optional
-        Any of :data:`BENCHMARK_DATASETS` (default: all): the real ``"iris"``, ``"wine"``,
+        Any of ``BENCHMARK_DATASETS`` (default: all): the real ``"iris"``, ``"wine"``,
         ``"breast_cancer"``, ``"digits"`` and the generated ``"blobs"`` (three unit-scale
         blobs), ``"varied_blobs"`` (scales 1, 2.5, 0.5), ``"unbalanced_blobs"`` (sizes 70 / 20
         / 10 %), ``"anisotropic_blobs"``, ``"moons"``, ``"circles"``.
@@ -381,7 +381,7 @@ def load_benchmark_datasets(
         Points of each generated dataset (the real ones keep their size).
     random_state : None, int, SeedSequence or Generator
         Seeds the generated datasets. Each has its own stream, fixed by its position in
-        :data:`GENERATED_DATASETS`, so a dataset is the same whichever others are asked for.
+        ``GENERATED_DATASETS``, so a dataset is the same whichever others are asked for.
 
     Returns
     -------

@@ -136,7 +136,7 @@ class ThreadBackend(_PoolBackend):
 
 
 class ProcessBackend(_PoolBackend):
-    """A process pool of ``n_workers`` processes started by :data:`START_METHOD`.
+    """A process pool of ``n_workers`` processes started by ``START_METHOD``.
 
     The mapped function is serialised once per :meth:`map` (by cloudpickle when installed,
     else by pickle) and unpickled once per worker.
@@ -299,7 +299,7 @@ def as_dask_array(obj):
 def compute_delayed(task: Callable, items: Iterable, backend) -> list:
     """``task`` on each item as ``dask.delayed`` calls on the dask ``backend``, in input order.
 
-    Unlike :meth:`DaskBackend.map`, the items may be dask delayed objects (an array's blocks):
+    Unlike ``DaskBackend.map``, the items may be dask delayed objects (an array's blocks):
     the cluster resolves them where they live instead of shipping them through this process.
 
     Parameters

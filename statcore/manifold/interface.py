@@ -31,7 +31,7 @@ class Manifold:
 
     Every map takes a single base point and broadcasts over a leading batch axis of its other
     arguments. The public maps check their arguments (points on the manifold, tangent vectors
-    tangent at the base point, within :data:`TOL` relative to their scale) and then call the
+    tangent at the base point, within ``TOL`` relative to their scale) and then call the
     private map of the same name; ``check=False`` skips the checks, for inner loops over data
     already checked.
 

@@ -252,7 +252,7 @@ class ForestFlowResults(_TreeGeneratorResults):
     Notes
     -----
     :meth:`sample` integrates the fitted velocity field from Gaussian noise; given the starting
-    noise the integration is deterministic. :meth:`tidy`'s ``velocity_r2`` is near 1 close to
+    noise the integration is deterministic. ``tidy``'s ``velocity_r2`` is near 1 close to
     the noise (t = 0, where the target is almost a linear function of x_t) and falls with t, as
     the velocity becomes noise that x_t cannot predict.
     """
@@ -314,7 +314,7 @@ class ForestDiffusionResults(_TreeGeneratorResults):
     ``dx = [-beta(t) x / 2 - beta(t) score(x, t)] dt + sqrt(beta(t)) dW`` from t = 1 down the
     fitted levels to t = eps, with ``score = -eps_hat(x, t) / s(t)``, then one Tweedie
     denoising step ``x + s(eps)^2 score(x, eps)``. The sampler is stochastic: each step adds
-    fresh noise. :meth:`tidy`'s ``noise_r2`` is near 1 at t = 1 (x_t is almost the noise) and
+    fresh noise. ``tidy``'s ``noise_r2`` is near 1 at t = 1 (x_t is almost the noise) and
     falls towards t = eps, where x_t is almost the data and the noise cannot be recovered.
     """
 

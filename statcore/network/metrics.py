@@ -234,6 +234,7 @@ class NetworkComparison(Results):
         )[list(dict.fromkeys(self.table["generator"]))]
 
     def summary(self, alpha: float = 0.05) -> Summary:
+        """Report: the observed graph's statistics and the distances (:meth:`wide`)."""
         return Summary(
             title=self.method,
             info=self._info(),

@@ -35,7 +35,7 @@ def sample_edge_arrays(Z, alpha, rho, random_state=None, method="auto"):
 
     ``method="blocks"`` thins a Poisson process over a block-wise rank-one envelope (exact,
     work O(n + blocks^2 + proposals), proposals a small multiple of the edges; see
-    :func:`_sample_blocks`); ``"envelope"`` thins one global rank-one Chung-Lu envelope
+    ``_sample_blocks``); ``"envelope"`` thins one global rank-one Chung-Lu envelope
     (exact, O(n + proposals), but its proposals grow like ``exp(|z_i|^2 / 2)`` with the
     latent norms); ``"dense"`` draws every pair (O(n^2) work, O(block) memory); ``"auto"``
     takes the global envelope, else the blocks, whichever first has expected proposals below

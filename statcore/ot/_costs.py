@@ -191,7 +191,7 @@ class PointCost:
         return _kernels.pairwise_points(self.x[start:stop], self.y, self.code)
 
     def plan_sums(self, fa, gb, eps, aux=None, want_plan=False):
-        """As :func:`blocked_plan_sums`, in one matrix-free pass when ``aux`` is a
+        """As ``blocked_plan_sums``, in one matrix-free pass when ``aux`` is a
         :class:`PointCost` on the same pairs (or None)."""
         if aux is not None and not (
             isinstance(aux, PointCost) and aux.n == self.n and aux.m == self.m

@@ -1,6 +1,6 @@
 """Optimal transport between Gaussians: the Bures-Wasserstein barycentre, maps and distance.
 
-For Gaussians ``N(m, C)`` the 2-Wasserstein geometry is explicit: the distance is
+For Gaussians ``N(m, C)`` the 2-Wasserstein geometry is explicit: the distance is::
 
     W2^2 = |m1 - m2|^2 + tr(C1 + C2 - 2 (C1^{1/2} C2 C1^{1/2})^{1/2}),
 

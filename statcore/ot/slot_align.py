@@ -491,7 +491,7 @@ class SLOTAlign(Estimator):
             Relative eigenvalue floor of the Ledoit-Wolf covariances.
         maxiter, tol
             Of the barycentre's fixed point (see
-            :func:`~statcore.ot.bures.bures_wasserstein_barycentre`).
+            :func:`~statcore.ot.bures_wasserstein_barycentre`).
         backend : None, str, Backend or dask Client
             Where the clients' local statistics are computed
             (:func:`statcore.distributed.borrowed_backend`). With ``"dask"`` (or a Client)

@@ -140,7 +140,7 @@ class DetectorPool:
         return len(self.names)
 
     def detectors(self, random_state=None) -> list:
-        """Unfitted PyOD detectors in the order of :attr:`names` (seeded where random)."""
+        """Unfitted PyOD detectors in the order of ``names`` (seeded where random)."""
         import_optional("pyod", "outliers")
         import importlib
 

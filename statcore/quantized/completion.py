@@ -7,7 +7,7 @@ log-likelihood ``sum_Omega log P(cell_ij)`` is maximised by ECM:
 
 * E-step: per observed entry, ``delta = E[1/W | cell]``, ``b = E[X/W | cell]`` and
   ``s = E[X^2/W | cell]`` (``delta = 1`` for the Gaussian), from the univariate E-step kernels
-  of :mod:`statcore.quantized._ecm`.
+  of ``_ecm``.
 * CM-step for M: the Q-function is ``-(2 sigma^2)^-1 sum_Omega delta (M - b / delta)^2``, a
   weighted rank-r fit. Its Hessian is bounded by ``L = max delta``, so
   ``M <- P_r(M + P_Omega(b - delta M) / L)`` (``P_r``: rank-r truncated SVD) never raises the

@@ -1,6 +1,6 @@
 """``QuantizedCovariance``: the scatter matrix of elliptical data seen through a quantizer.
 
-The box ECM it runs is :func:`statcore.quantized._boxes.fit_boxes`, shared with multivariate
+The box ECM it runs is ``fit_boxes``, shared with multivariate
 ``QuantizedNVMM`` fits.
 """
 

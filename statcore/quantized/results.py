@@ -85,7 +85,7 @@ class QuantizedResults(LikelihoodResults):
 
     @classmethod
     def from_fit(cls, fit, *, names, family, cov_type, fields, bootstrap=None, **extra):
-        """Results of an :class:`~statcore.quantized._ecm.EcmFit` with inference by
+        """Results of an ``EcmFit`` with inference by
         ``cov_type`` (``bootstrap()`` draws the replicates); ``fields`` are the model's
         ``_result_fields()``, ``extra`` the kind's own fields."""
         vcov, label, notes, resampling = _ecm.inference(fit, names, cov_type, bootstrap)

@@ -40,7 +40,7 @@ def rnvmm(
 ):
     """Draws of a univariate NVMM ``mu + W gamma + sqrt(W) sigma Z``.
 
-    ``family`` is any of :data:`statcore.quantized.mixing.FAMILIES`; W follows its mixing law
+    ``family`` is any of ``statcore.quantized.mixing.FAMILIES``; W follows its mixing law
     (:mod:`statcore.quantized.mixing`: ``nu`` for the t and skew t, ``alpha_bar`` for the NIG,
     ``lam`` for the VG, both for the GH; ``E W = 1`` for the last three). ``gamma`` is ignored
     by the symmetric families.

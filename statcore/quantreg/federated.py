@@ -493,8 +493,9 @@ class FederatedQuantReg(Estimator):
         method : {"fn", "conquer", "highs"}
             The local solver.
         backend : None, str, Backend or dask Client
-            Where the local fits of a list of agents run (:func:`statcore.distributed.
-            get_backend`); models from :meth:`from_dask` always run on the dask cluster.
+            Where the local fits of a list of agents run
+            (:func:`statcore.distributed.get_backend`); models from :meth:`from_dask` always
+            run on the dask cluster.
         progress : bool
             Progress bar over agents.
 

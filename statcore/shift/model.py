@@ -2,7 +2,7 @@
 
 Covariate shift is the paper's debiased entropic estimate of the W1 distance between the
 covariate laws: each sample is split once into random halves, and with ``S`` the Sinkhorn
-divergence,
+divergence::
 
     S_cov = | S(s1,t1)^2 / 2 + S(s2,t2)^2 / 2 - S(s1,s2)^2 / 2 - S(t1,t2)^2 / 2 |^(1/2),
 

@@ -36,7 +36,7 @@ def regime_map(scaling: Mapping, *, order: int, symmetric: bool, target_name: st
     Returns
     -------
     Series
-        ``regime`` (one of :data:`REGIMES`) and the exponents it is read from:
+        ``regime`` (one of ``REGIMES``) and the exponents it is read from:
         ``output`` of ``||W(0)||``, ``target`` of ``||T||``, ``kernel`` of the tangent
         kernel rate ``kappa``, ``movement`` of the relative parameter movement
         ``||Delta u|| / ||u(0)||`` a linearised fit needs, and ``kernel_fluctuation``

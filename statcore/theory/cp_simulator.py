@@ -675,9 +675,10 @@ class CPGradientFlow(Estimator):
         )
 
     def regime(self, scaling: Mapping) -> pd.Series:
-        """Place a scaling of the sizes on the regime map: :func:`~statcore.theory.cp_regimes.
-        regime_map` with this model's order, symmetry and target (``scaling`` and the Series
-        returned are described there)."""
+        """Place a scaling of the sizes on the regime map.
+
+        :func:`~statcore.theory.cp_regimes.regime_map` with this model's order, symmetry and
+        target (``scaling`` and the Series returned are described there)."""
         return regime_map(
             scaling, order=self.order, symmetric=self.symmetric, target_name=self.target_name
         )

@@ -4,7 +4,7 @@ experiment that checks it (``simulate``).
 
 References
 ----------
-See :data:`statcore.theory.pruning_closed_forms.REFERENCE` and the Fidelity sections there.
+See ``statcore.theory.pruning_closed_forms.REFERENCE`` and the Fidelity sections there.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class MagnitudePruning(_TheoryModel):
 
     References
     ----------
-    See :data:`~statcore.theory.pruning_closed_forms.REFERENCE`; the Fidelity
+    See ``REFERENCE``; the Fidelity
     section of :func:`pruning_alignment`.
     """
 
@@ -197,7 +197,7 @@ class ConditionalPerceptron(_TheoryModel):
 
     References
     ----------
-    See :data:`~statcore.theory.pruning_closed_forms.REFERENCE`; the Fidelity
+    See ``REFERENCE``; the Fidelity
     sections of :func:`excess_error` and
     :func:`compute_gap`.
     """
@@ -337,7 +337,7 @@ class PrunedReLUNetwork(_TheoryModel):
 
     References
     ----------
-    See :data:`~statcore.theory.pruning_closed_forms.REFERENCE`; the Fidelity
+    See ``REFERENCE``; the Fidelity
     section of :func:`depth_correlations`.
     """
 
