@@ -25,8 +25,9 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	MPLBACKEND=Agg OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist loadfile
 
+# Two vignette kernels at once, one BLAS/OpenMP thread each, as in make test.
 demo: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m statcore._vignettes vignettes build/vignettes --jobs 2
+	MPLBACKEND=Agg OMP_NUM_THREADS=1 $(BIN)/python -m statcore._vignettes vignettes build/vignettes --jobs 2
 
 # The site reuses the notebooks that demo executed; docs/README.md says what it holds.
 docs: demo

@@ -18,6 +18,7 @@ import inspect
 import pkgutil
 import shutil
 import sys
+import warnings
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
@@ -126,7 +127,11 @@ def submodule_names(module_name: str) -> dict[str, list[str]]:
     subs = public_submodules(module_name)
     found = {}
     for sub in subs:
-        module = importlib.import_module(sub)
+        with warnings.catch_warnings():
+            # the old homes of renamed modules (statcore.cluster.spatial, mlcore.pruning.ssm)
+            # warn on import; their pages say where the names went
+            warnings.simplefilter("ignore", FutureWarning)
+            module = importlib.import_module(sub)
         names = []
         for name in _candidates(module, sub):
             obj = getattr(module, name)
@@ -246,7 +251,11 @@ def assemble(src: Path, notebooks: list[Path]) -> None:
     if src.exists():
         shutil.rmtree(src)
     shutil.copytree(
-        DOCS, src, ignore=shutil.ignore_patterns("*.py", "README.md", "_build", "__pycache__")
+        DOCS,
+        src,
+        ignore=shutil.ignore_patterns(
+            "build.py", "method_index.py", "README.md", "_build", "__pycache__"
+        ),
     )
     (src / "methods.md").write_text(_methods_page(), encoding="utf-8")
     (src / "vignettes").mkdir()

@@ -51,6 +51,7 @@ def test_warmup_covers_every_area_and_reports_seconds():
         "quantized",
         "manifold",
         "ot",
+        "shift",
         "network",
         "cluster",
         "select",
