@@ -41,8 +41,9 @@ def _vignettes_of(row: dict, vignettes: list[Path]) -> list[str]:
 
 
 def methods_page(readme: str, vignettes: list[Path], api_page) -> str:
-    """Markdown of the site's methods page. ``api_page(module, name)`` gives the document path
-    of a name's API page (without suffix), or of its area's page for ``name=None``."""
+    """Markdown of the site's methods page. ``api_page(target, name)`` gives the document path
+    of the object ``target``'s API page (without suffix), or of its area's page when ``target``
+    is a module and ``name`` is ``""``."""
     lines = [
         "# The 38 methods",
         "",

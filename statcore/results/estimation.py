@@ -131,7 +131,7 @@ class EstimationResults(Results):
             if self.is_multilevel:
                 terms = terms.get_level_values("term")
             spec = self.design_spec
-            intercept = INTERCEPT if spec is None else (spec.intercept_term or INTERCEPT)
+            intercept = (spec.intercept_term if spec is not None else None) or INTERCEPT
             intercepts = int(sum(str(t) == intercept for t in terms))
             object.__setattr__(self, "df_model", self.k_params - intercepts)
 

@@ -177,8 +177,9 @@ class SelfDistilledRidgeResults(EstimationResults):
 
     @property
     def _has_intercept(self) -> bool:
-        # the model's centring rule: an Intercept term is left unpenalised
-        return self.design_spec is not None and self.design_spec.intercept_term is not None
+        # the model's centring rule (an intercept column of ones is left unpenalised), not a
+        # second reading of it: a user's constant of another value is penalised there
+        return bool(getattr(self.model, "_has_intercept", False))
 
     def glance(self) -> pd.DataFrame:
         """The estimation facts plus ``penalty``, ``xi``, ``xi_hat`` and the estimated risks
