@@ -18,6 +18,7 @@ import pandas as pd
 from statcore.validation import (
     as_float_array,
     check_n_rows,
+    check_observation_weights,
     check_option,
     check_same_length,
 )
@@ -132,8 +133,10 @@ class Design:
     source : DataFrame or None
         A copy of the kept rows of the user's data frame (formula input), for ``augment``.
     kept : ndarray of int or None
-        Positions in the user's ``endog`` of the rows kept (array input), so that models can
-        subset what they hold beside the design (a quantized response's cells).
+        Positions in the user's ``endog`` (array input) or data frame (formula input) of the
+        rows kept, so that models can subset what they hold beside the design (a quantized
+        response's cells, observation weights); None for a frame whose repeated index labels
+        hide which rows were dropped.
     """
 
     y: np.ndarray | None
@@ -374,6 +377,60 @@ def design_from_formula(formula: str, data, *, missing: str = "raise", context=N
         row_labels=rhs.index,
         n_dropped=n_dropped,
         source=frame.loc[rhs.index].copy(),
+        kept=_kept_positions(frame.index, rhs.index, n_dropped),
+    )
+
+
+def _kept_positions(index: pd.Index, kept_labels: pd.Index, n_dropped: int):
+    if not n_dropped:
+        return np.arange(len(index))
+    return index.get_indexer(kept_labels) if index.is_unique else None
+
+
+def design_weights(weights, design: Design, *, name: str = "weights") -> np.ndarray | None:
+    """Observation weights of the rows a ``design`` kept, checked (None stays None).
+
+    ``weights`` is the name of a column of the formula's data, a pandas Series (paired with
+    the rows by index label, never by position), or an array with one weight per row the user
+    passed, dropped rows included (``missing="drop"`` drops their weights too). The weights
+    must be finite and non-negative, with at least as many positive ones as the design has
+    columns.
+    """
+    if weights is None:
+        return None
+    n_given = design.nobs + design.n_dropped
+    if isinstance(weights, str):
+        if design.source is None or weights not in design.source.columns:
+            raise ValueError(
+                f"`{name}`={weights!r} names a column, but the model has "
+                + ("no data frame" if design.source is None else "no such column in its data")
+            )
+        values = design.source[weights]
+    elif isinstance(weights, pd.Series):
+        if not weights.index.is_unique:
+            raise ValueError(f"`{name}` has a repeated index label; rows cannot be paired by it")
+        missing = design.row_labels.difference(weights.index)
+        if len(missing):
+            raise ValueError(
+                f"`{name}` must carry a weight for every row of the data; its index lacks "
+                f"{list(missing[:3])} (pass an array to pair weights with rows by position)"
+            )
+        values = weights.loc[design.row_labels]
+    else:
+        values = as_float_array(weights, name=name, ndim=1)
+        if len(values) != n_given:
+            raise ValueError(
+                f"`{name}` must have one weight per row of the data ({n_given}); got {len(values)}"
+            )
+        if design.n_dropped:
+            if design.kept is None:
+                raise ValueError(
+                    f"`{name}` cannot be matched to the rows kept after dropping missing values: "
+                    "the data's index repeats labels; pass the weights as a column name"
+                )
+            values = values[design.kept]
+    return check_observation_weights(
+        np.asarray(values), design.nobs, name=name, min_positive=design.X.shape[1]
     )
 
 

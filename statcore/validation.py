@@ -348,6 +348,39 @@ def check_weights(weights, n: int, *, name: str) -> np.ndarray:
     return w / w.sum()
 
 
+def check_observation_weights(weights, n: int, *, name: str, min_positive: int = 1) -> np.ndarray:
+    """Observation weights as given (not normalised): a float copy of ``n`` finite,
+    non-negative numbers of which at least ``min_positive`` are positive.
+
+    Parameters
+    ----------
+    weights : array_like of shape (n,)
+    n : int
+        Number of observations the weights belong to.
+    name : str
+        The argument's name, used in every message.
+    min_positive : int
+        Fewest positive weights that identify the model (its number of coefficients).
+    """
+    w = as_float_array(weights, name=name, ndim=1)
+    if len(w) != n:
+        raise ValueError(f"`{name}` must have one weight per observation ({n}); got {len(w)}")
+    if (w < 0).any():
+        raise ValueError(
+            f"`{name}` must be non-negative; got {int((w < 0).sum())} negative value(s) "
+            f"(smallest {w.min():g})"
+        )
+    positive = int((w > 0).sum())
+    if positive == 0:
+        raise ValueError(f"`{name}` are all zero: no observation would enter the fit")
+    if positive < min_positive:
+        raise ValueError(
+            f"`{name}` has {positive} positive weight(s); the model's {min_positive} "
+            "coefficients need at least as many observations with positive weight"
+        )
+    return w
+
+
 def check_levels(q, *, name: str = "q") -> tuple[tuple[float, ...], bool]:
     """Quantile levels: one number in (0, 1) or a sequence of distinct ones.
 
@@ -411,6 +444,7 @@ __all__ = [
     "check_design",
     "check_levels",
     "check_n_rows",
+    "check_observation_weights",
     "check_option",
     "check_penalty",
     "check_positive",

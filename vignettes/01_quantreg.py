@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 import statcore as sc
-from statcore.quantreg import FederatedQuantReg, QuantReg, simulate
+from statcore.quantreg import FederatedQuantReg, QuantReg, anova, simulate
 
 engel = sc.datasets.load("engel")
 
@@ -94,6 +94,69 @@ pd.DataFrame(
         for m in ("fn", "highs", "conquer")
     }
 )
+
+# %% [markdown]
+# ## What R's `rq()` and Stata's `qreg` users reach for next
+#
+# **Observation weights**, as R's `rq(weights=)`: the fit minimises `sum w_i rho_q(r_i)` and
+# every inference method works on the rows `(w x, w y)` exactly as R's `summary.rq` does (the
+# tests hold R's numbers for each `se=` option). Here households are weighted by a made-up
+# sampling weight; with `from_formula` the weights may also be a column name.
+
+# %%
+survey = engel.assign(weight=0.5 + (np.arange(len(engel)) % 4) / 2)
+weighted = QuantReg.from_formula("foodexp ~ income", survey, q=0.5, weights="weight")
+weighted.fit(cov_type="nid").tidy()
+
+# %% [markdown]
+# **Stata's sparsity**: `qreg, vce(iid, kernel(K) bwidth(B))` estimates `1 / f(0)` by a kernel
+# density of the residuals. `sparsity="kernel"` with Stata's kernels and bandwidth rules gives
+# Stata's standard errors (its published Engel results for all 8 kernels x 3 rules are in the
+# tests); the default iid estimate stays R's.
+
+# %%
+stata = {("R's iid (the default)", ""): model.fit(cov_type="iid").bse}
+for kernel in ("epanechnikov", "biweight", "gaussian"):
+    for rule in ("hall-sheather", "bofinger", "chamberlain"):
+        options = {"sparsity": "kernel", "kernel": kernel, "bandwidth": rule}
+        stata[(kernel, rule)] = model.fit(cov_type="iid", **options).bse
+pd.DataFrame(stata).T.round(4)
+
+# %% [markdown]
+# **R's bootstrap methods** (`boot.rq(bsmethod=)`): pairs (`"xy"`), Exp(1)-weighted rows
+# (`"wxy"`), Parzen-Wei-Ying's resampled score (`"pwy"`), the Markov chain marginal bootstrap
+# (`"mcmb"`) and the wild bootstrap (`"wild"`). Their standard errors agree with R's within
+# Monte Carlo error in the tests; the methods themselves differ on Engel (mcmb's chain gives the
+# smallest errors here, as it does in R: 18.6 and 0.0215 there with 4,000 draws).
+
+# %%
+pd.DataFrame(
+    {
+        method: model.fit(
+            cov_type="bootstrap", bootstrap_method=method, n_resamples=500, random_state=0
+        ).bse
+        for method in ("xy", "wxy", "pwy", "mcmb", "wild")
+    }
+).T.round(4)
+
+# %% [markdown]
+# **anova across levels**, as R's `anova(rq(..., tau = c(.25, .5, .75)))`: the joint Wald test
+# that the slopes are equal at every level, with R's degrees of freedom, or one test per slope
+# (`joint=False`); two single-level fits on the same data, or two nested models at one level,
+# work too. Engel's income slope clearly differs across the quartiles.
+
+# %%
+quartiles = QuantReg.from_formula("foodexp ~ income", engel, q=[0.25, 0.5, 0.75]).fit()
+print(anova(quartiles))
+
+# %% [markdown]
+# **Prediction intervals**, as R's `predict.rq(interval = "confidence")`: `fit`, `lower` and
+# `upper` from the fit's covariance (a rank fit, which has none, uses the nid covariance, as R
+# does).
+
+# %%
+new_households = pd.DataFrame({"income": [500.0, 1000.0, 2000.0]})
+weighted.fit(cov_type="nid").predict(new_households, interval="confidence", alpha=0.05)
 
 # %% [markdown]
 # ## Federated quantile regression with heterogeneous features

@@ -19,7 +19,31 @@ from scipy import special, stats
 from statcore.quantreg._kernels import weighted_gram
 from statcore.quantreg._solvers import smallest, solve
 
-BANDWIDTHS = ("hall-sheather", "bofinger")
+BANDWIDTHS = ("hall-sheather", "bofinger", "chamberlain")
+
+
+def _epanechnikov(u):
+    return np.where(u * u < 5, 0.75 * (1 - u * u / 5) / np.sqrt(5), 0.0)
+
+
+def _parzen(u):
+    a = np.abs(u)
+    return np.where(
+        a <= 0.5, 4 / 3 - 8 * a**2 + 8 * a**3, np.where(a <= 1, 8 / 3 * (1 - a) ** 3, 0.0)
+    )
+
+
+#: Stata's kernels (``kdensity``'s names and formulas), functions of ``u = r / c``.
+STATA_KERNELS = {
+    "epanechnikov": _epanechnikov,
+    "epan2": lambda u: np.where(np.abs(u) < 1, 0.75 * (1 - u * u), 0.0),
+    "biweight": lambda u: np.where(np.abs(u) < 1, 15 / 16 * (1 - u * u) ** 2, 0.0),
+    "cosine": lambda u: np.where(np.abs(u) < 0.5, 1 + np.cos(2 * np.pi * u), 0.0),
+    "gaussian": stats.norm.pdf,
+    "parzen": _parzen,
+    "rectangle": lambda u: np.where(np.abs(u) < 1, 0.5, 0.0),
+    "triangle": lambda u: np.where(np.abs(u) < 1, 1 - np.abs(u), 0.0),
+}
 
 
 def raw_bandwidth(tau: float, n: int, rule: str = "hall-sheather", alpha: float = 0.05) -> float:
@@ -27,10 +51,12 @@ def raw_bandwidth(tau: float, n: int, rule: str = "hall-sheather", alpha: float 
 
     Hall-Sheather: ``n^(-1/3) z^(2/3) [1.5 phi(x0)^2 / (2 x0^2 + 1)]^(1/3)``, ``z`` the normal
     ``1 - alpha/2`` quantile; Bofinger: ``n^(-1/5) [4.5 phi(x0)^4 / (2 x0^2 + 1)^2]^(1/5)``, with
-    ``x0 = Phi^-1(tau)``.
+    ``x0 = Phi^-1(tau)``; Chamberlain (Stata's third rule): ``z sqrt(tau (1 - tau) / n)``.
     """
     x0 = special.ndtri(tau)
     f0 = stats.norm.pdf(x0)
+    if rule == "chamberlain":
+        return float(special.ndtri(1 - alpha / 2) * np.sqrt(tau * (1 - tau) / n))
     if rule == "hall-sheather":
         z = special.ndtri(1 - alpha / 2)
         return float(n ** (-1 / 3) * z ** (2 / 3) * (1.5 * f0**2 / (2 * x0**2 + 1)) ** (1 / 3))
@@ -63,6 +89,21 @@ def iid_sparsity(resid: np.ndarray, tau: float, p: int, rule: str, solve_median)
     nearest = np.sort(resid[smallest(np.abs(resid), ranks[-1])][ranks - 1])
     design = np.column_stack([np.ones(len(ranks)), ranks / (n - p)])
     return float(solve_median(design, nearest)[1])
+
+
+def kernel_sparsity(resid: np.ndarray, tau: float, h: float, kernel: str) -> float:
+    """Sparsity ``1 / f(0)`` as Stata's ``qreg, vce(iid, kernel(K))``.
+
+    ``f(0) = (1 / (n c)) sum_i K(r_i / c)`` over all n residuals (the zero residuals of the
+    basic observations included, as Stata's stored results require), with the residual-scale
+    bandwidth ``c = kappa [Phi^-1(tau + h) - Phi^-1(tau - h)]``, ``kappa = min(sd(r), IQR(r) /
+    1.34)`` and the quartiles by Stata's percentile rule (the empirical inverse CDF, averaging
+    two order statistics where ``n p`` is whole: numpy's ``averaged_inverted_cdf``).
+    """
+    q75, q25 = np.quantile(resid, [0.75, 0.25], method="averaged_inverted_cdf")
+    kappa = min(np.std(resid, ddof=1), (q75 - q25) / 1.34)
+    c = kappa * (special.ndtri(tau + h) - special.ndtri(tau - h))
+    return float(len(resid) * c / STATA_KERNELS[kernel](resid / c).sum())
 
 
 def powell_density_weights(resid: np.ndarray, tau: float, h: float) -> np.ndarray:

@@ -19,7 +19,13 @@ import pandas as pd
 from statcore.base import Estimator
 from statcore.compat import renamed_keywords
 from statcore.distributed import borrowed_backend
-from statcore.formula import INTERCEPT, capture_context, design_from_arrays, design_from_formula
+from statcore.formula import (
+    INTERCEPT,
+    capture_context,
+    design_from_arrays,
+    design_from_formula,
+    design_weights,
+)
 from statcore.quantreg import _inference as inf
 from statcore.quantreg.model import COV_NAMES, METHODS, QuantReg
 from statcore.quantreg.results import FederatedQuantRegResults
@@ -94,7 +100,8 @@ class AgentMessage:
 class LocalFit:
     """The agent-side computation: a local fit and the message it sends.
 
-    Called with ``(name, y, X)`` (``X`` a DataFrame of the agent's features), it returns
+    Called with ``(name, y, X)`` or ``(name, y, X, weights)`` (``X`` a DataFrame of the
+    agent's features, ``weights`` its observation weights or None), it returns
     ``(AgentMessage, QuantRegResults stripped of data)``.
     """
 
@@ -105,9 +112,12 @@ class LocalFit:
     multilevel: bool = True
 
     def __call__(self, item):
-        name, y, X = item
+        name, y, X, *weights = item
+        weights = weights[0] if weights else None
         try:
-            model = QuantReg(y, X, q=list(self.q) if self.multilevel else self.q[0])
+            model = QuantReg(
+                y, X, q=list(self.q) if self.multilevel else self.q[0], weights=weights
+            )
         except ValueError as exc:
             raise ValueError(f"agent {name!r}: {exc}") from None
         res = model.fit(method=self.method, cov_type=self.cov_type, bandwidth=self.bandwidth)
@@ -121,7 +131,7 @@ class LocalFit:
             features=features,
             slopes=slopes,
             cov=(cov + cov.T) / 2,
-            means=X.to_numpy(dtype=float).mean(axis=0),
+            means=np.average(X.to_numpy(dtype=float), axis=0, weights=weights),
             hessian=_local_hessians(model, res, self.q),
         )
         return message, res.strip()
@@ -129,8 +139,9 @@ class LocalFit:
 
 def _local_hessians(model, res, levels) -> np.ndarray:
     """Powell's kernel estimate of ``H_k(q) = E[f(0 | x) z z']`` at each level, with the fit's
-    own bandwidth (whatever covariance the agent reports)."""
-    X, y = model.design.X, model.design.y
+    own bandwidth (whatever covariance the agent reports), on the weighted rows ``(w x, w y)``
+    of a weighted agent, as its covariance."""
+    X, y = model._X, model._y
     coef = res.params.to_numpy(dtype=float).reshape(X.shape[1], -1)
     bandwidths = np.atleast_1d(np.asarray(res.bandwidth, dtype=float))
     out = np.empty((len(levels), X.shape[1], X.shape[1]))
@@ -148,6 +159,7 @@ class _DaskGroupFit:
     response: str
     agent_column: str
     features_by_agent: Mapping
+    weights: str | None = None
 
     def __call__(self, frame: pd.DataFrame):
         # pandas 3 hands groupby-apply the group without its key column; the key is `.name`
@@ -157,7 +169,8 @@ class _DaskGroupFit:
             else frame[self.agent_column].iloc[0]
         )
         features = list(self.features_by_agent[name])
-        return self.local((str(name), frame[self.response], frame[features]))
+        weights = None if self.weights is None else frame[self.weights].to_numpy(dtype=float)
+        return self.local((str(name), frame[self.response], frame[features], weights))
 
 
 def combine(messages: Sequence[AgentMessage], scheme: str, features, levels):
@@ -256,6 +269,13 @@ class FederatedQuantReg(Estimator):
     features : sequence of str, optional
         The global features (default: the union of the agents', in order of appearance);
         each must be seen by some agent.
+    weights : str, sequence or mapping, optional
+        Per-agent observation weights, as ``QuantReg(weights=)`` (R's ``rq(weights=)``): each
+        agent fits its local quantile regression on its weighted rows and reports that fit's
+        covariance. A string names the weight column of DataFrame agents (it is then not a
+        feature); otherwise one entry per agent (a mapping by agent name, or a sequence in the
+        agents' order), each None (unweighted) or one weight per row of that agent (a Series
+        is paired with the agent's rows by index label).
 
     Notes
     -----
@@ -293,10 +313,11 @@ class FederatedQuantReg(Estimator):
     regression processes. *Annals of Statistics* 47, 1634-1662.
     """
 
-    def __init__(self, agents, q=0.5, response: str | None = None, *, features=None):
+    def __init__(self, agents, q=0.5, response: str | None = None, *, features=None, weights=None):
         self.q, self._multilevel = check_levels(q)
         self.response = response
         self._dask = None
+        self._dask_weights = None
         if agents is None:
             self._agents = []
             self.features = None
@@ -306,13 +327,16 @@ class FederatedQuantReg(Estimator):
         )
         if not items:
             raise ValueError("`agents` must hold at least one agent; got none")
-        self._agents = [self._as_agent(name, agent) for name, agent in items]
+        per_agent = _agent_weights(weights, [name for name, _ in items])
+        self._agents = [self._as_agent(name, agent, per_agent[name]) for name, agent in items]
         self.features = self._check_features(
-            [list(X.columns) for _, _, X in self._agents], features
+            [list(X.columns) for _, _, X, _ in self._agents], features
         )
 
     @classmethod
-    def from_dask(cls, ddf, response: str, agent_column: str, features_by_agent, q=0.5):
+    def from_dask(
+        cls, ddf, response: str, agent_column: str, features_by_agent, q=0.5, *, weights=None
+    ):
         """Agents are the groups of a dask DataFrame; the local fits run on the dask cluster.
 
         Parameters
@@ -325,13 +349,16 @@ class FederatedQuantReg(Estimator):
         features_by_agent : mapping
             Agent -> its feature columns.
         q : float or sequence of float
+        weights : str, optional
+            The column of observation weights (each agent's local fit is weighted).
 
         ``fit()`` groups the rows by agent on the cluster (the current ``dask.distributed``
         client, if any), fits each agent where its rows are, and brings back only the
         messages and stripped local results.
         """
-        for name, value in (("response", response), ("agent_column", agent_column)):
-            if value not in ddf.columns:
+        named = (("response", response), ("agent_column", agent_column), ("weights", weights))
+        for name, value in named:
+            if (value is not None or name != "weights") and value not in ddf.columns:
                 raise ValueError(f"`{name}` {value!r} is not a column of `ddf`")
         if not isinstance(features_by_agent, Mapping) or not features_by_agent:
             raise TypeError(
@@ -345,6 +372,7 @@ class FederatedQuantReg(Estimator):
         model = cls(None, q=q, response=response)
         model.features = model._check_features([list(v) for v in features_by_agent.values()], None)
         model._dask = (ddf, agent_column, dict(features_by_agent))
+        model._dask_weights = weights
         return model
 
     @classmethod
@@ -405,19 +433,23 @@ class FederatedQuantReg(Estimator):
         cluster; the results count them)."""
         if self._dask is not None:
             return None
-        return sum(len(y) for _, y, _ in self._agents)
+        return sum(len(y) for _, y, _, _ in self._agents)
 
     def _repr_spec(self) -> str:
         where = "dask" if self._dask is not None else f"{len(self._agents)} agents"
         return f"{where}, features={self.features}, q={list(self.q)}"
 
-    def _as_agent(self, name, agent):
+    def _as_agent(self, name, agent, weights):
         if isinstance(agent, pd.DataFrame):
             if self.response is None:
                 raise ValueError("DataFrame agents need `response`, the response column's name")
             if self.response not in agent.columns:
                 raise ValueError(f"agent {name!r} has no response column {self.response!r}")
             y, X = agent[self.response], agent.drop(columns=[self.response])
+            if isinstance(weights, str):
+                if weights not in X.columns:
+                    raise ValueError(f"agent {name!r} has no weight column {weights!r}")
+                weights, X = agent[weights], X.drop(columns=[weights])
         elif isinstance(agent, tuple | list) and len(agent) in (2, 3):
             y, X = agent[0], agent[1]
             if len(agent) == 3:
@@ -438,6 +470,11 @@ class FederatedQuantReg(Estimator):
             raise TypeError(
                 f"agent {name!r} must be a DataFrame or a (y, X) pair; got {describe(agent)}"
             )
+        if isinstance(weights, str):
+            raise TypeError(
+                f"agent {name!r}: `weights`={weights!r} names a column, which only DataFrame "
+                "agents have; pass one array of weights per agent instead"
+            )
         if X.shape[1] == 0:
             raise ValueError(f"agent {name!r} holds no features")
         # the shared array door: real numbers, finite, equal lengths, rows paired by label
@@ -452,8 +489,12 @@ class FederatedQuantReg(Estimator):
                 f"agent {name!r} has {design.nobs} rows for {X.shape[1]} features (+ intercept): "
                 "it needs more rows than coefficients"
             )
+        try:
+            weights = design_weights(weights, design)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"agent {name!r}: {exc}") from None
         y = pd.Series(design.y, name=self.response or "y")
-        return name, y, pd.DataFrame(design.X, columns=list(X.columns))
+        return name, y, pd.DataFrame(design.X, columns=list(X.columns)), weights
 
     @staticmethod
     def _check_features(feature_lists, declared):
@@ -525,8 +566,10 @@ class FederatedQuantReg(Estimator):
 
     def _fit_on_dask(self, local):
         ddf, agent_column, features_by_agent = self._dask
-        columns = list(dict.fromkeys([agent_column, self.response, *self.features]))
-        task = _DaskGroupFit(local, self.response, agent_column, features_by_agent)
+        weights = self._dask_weights
+        extra = [] if weights is None else [weights]
+        columns = list(dict.fromkeys([agent_column, self.response, *self.features, *extra]))
+        task = _DaskGroupFit(local, self.response, agent_column, features_by_agent, weights)
         out = ddf[columns].groupby(agent_column).apply(task, meta=(None, "object")).compute()
         found = {str(k): v for k, v in out.items()}
         absent = [a for a in features_by_agent if str(a) not in found]
@@ -609,6 +652,23 @@ def _named_agents(agents, *, name: str, expected: str) -> list[tuple[str, object
     if isinstance(agents, Sequence) and not isinstance(agents, str):
         return [(f"agent{k}", agent) for k, agent in enumerate(agents)]
     raise TypeError(f"`{name}` must be {expected}; got {describe(agents)}")
+
+
+def _agent_weights(weights, names) -> dict:
+    """Each agent's weights (None, a column name, or its own array) from ``weights``."""
+    if weights is None or isinstance(weights, str):
+        return dict.fromkeys(names, weights)
+    if isinstance(weights, Mapping):
+        unknown = [k for k in weights if str(k) not in names]
+        if unknown:
+            raise ValueError(f"`weights` names agent(s) {unknown} that are not among {names}")
+        return {name: weights.get(name) for name in names}
+    if isinstance(weights, Sequence) and len(weights) == len(names):
+        return dict(zip(names, weights, strict=True))
+    raise TypeError(
+        f"`weights` must be None, a weight column's name, a mapping agent -> weights, or a "
+        f"sequence of {len(names)} per-agent weights; got {describe(weights)}"
+    )
 
 
 def _combine_params(messages, scheme, *, features, levels):

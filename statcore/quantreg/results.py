@@ -7,12 +7,13 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from statcore.quantreg.bands import QuantileProcessMixin, plot_band
 from statcore.quantreg.generalization import FederatedProcessMixin
 from statcore.results import EstimationResults, TestResult
 from statcore.results.plotting import get_ax, plot_coefficients, term_axes
-from statcore.validation import check_alpha
+from statcore.validation import check_alpha, check_option
 
 
 def plot_quantile_process(results, ax=None, alpha=0.05, terms=None, **kwargs):
@@ -113,6 +114,74 @@ class QuantRegResults(QuantileProcessMixin, EstimationResults):
             },
             index=self._flat.index,
         )
+
+    def predict(
+        self,
+        newdata=None,
+        which: str = "mean",
+        *,
+        rearrange: bool = False,
+        interval: str = "none",
+        alpha=0.05,
+    ):
+        """Fitted quantiles, or predictions for ``newdata``; with ``interval="confidence"``
+        their ``1 - alpha`` confidence intervals, as R's ``predict.rq(interval="confidence")``.
+
+        Parameters
+        ----------
+        newdata : DataFrame or array_like, optional
+            Data to predict for; the estimation data when None.
+        which : {"mean", "linear"}
+            Both give the linear predictor ``x' b(q)`` (quantile regression has no link).
+        rearrange : bool
+            Sort each row of a multi-level prediction over the levels, so that the quantile
+            curves never cross (Chernozhukov, Fernandez-Val and Galichon 2010); not with
+            intervals.
+        interval : {"none", "confidence"}
+            ``"confidence"``: a frame with columns ``fit``, ``lower`` and ``upper``,
+            ``x' b -+ t_{1-alpha/2, n-p} sqrt(x' V x)`` with ``V`` the fit's covariance (a
+            multi-level fit: one such group of columns per level). A ``cov_type="rank"`` fit
+            has no covariance; its intervals use the ``"nid"`` covariance, as R's
+            ``summary(cov=TRUE)`` does inside ``predict.rq``.
+        alpha : float
+            One minus the confidence level.
+        """
+        check_option(interval, name="interval", options=("none", "confidence"))
+        fitted = super().predict(newdata, which, rearrange=rearrange)
+        if interval == "none":
+            return fitted
+        if rearrange:
+            raise ValueError(
+                "predict(): `rearrange=True` sorts the fitted curves but not their intervals; "
+                "use predict_band(..., rearrange=True) for bands of rearranged curves"
+            )
+        alpha = check_alpha(alpha)
+        vcov = self.vcov
+        if vcov is None:
+            if self.model is None:
+                raise ValueError(
+                    "predict(interval='confidence') needs a covariance: this cov_type='rank' "
+                    "fit has none and was stripped of its model; refit with cov_type='nid'"
+                )
+            vcov = self.model.fit(**{**self.fit_options, "cov_type": "nid"}).vcov
+        if newdata is None:
+            exog = self._model_design().X
+        else:
+            exog, _ = self._require_spec().exog(newdata)
+        V = vcov.to_numpy()
+        p = exog.shape[1]
+        t = stats.t.ppf(1 - alpha / 2, self.df_resid)
+        frames = {}
+        for level, q in enumerate(self.q):
+            block = V[level * p : (level + 1) * p, level * p : (level + 1) * p]
+            se = np.sqrt(np.einsum("ij,jk,ik->i", exog, block, exog))
+            fit = fitted[q] if self.is_multilevel else fitted
+            frames[q] = pd.DataFrame(
+                {"fit": fit, "lower": fit - t * se, "upper": fit + t * se}, index=fitted.index
+            )
+        if self.is_multilevel:
+            return pd.concat(frames, axis=1, names=["level", None])
+        return frames[self.q[0]]
 
     def wald_test(self, constraints):
         if self.rank is not None:

@@ -401,7 +401,7 @@ def test_bad_data_and_options(rng):
     with pytest.raises(ValueError, match="`cov_type` must be one of"):
         model.fit(cov_type="sandwich")
     with pytest.raises(ValueError, match="`bandwidth` must be one of"):
-        model.fit(bandwidth="chamberlain")
+        model.fit(bandwidth="silverman")
     with pytest.raises(ValueError, match="`tol` must lie in"):
         model.fit(tol=-1.0)
 
