@@ -377,7 +377,7 @@ class FederatedQuantReg(Estimator):
 
     @classmethod
     def from_formula(
-        cls, formula: str, frames, q=0.5, *, features=None, missing: str = "raise"
+        cls, formula: str, frames, q=0.5, *, features=None, weights=None, missing: str = "raise"
     ) -> FederatedQuantReg:
         """Agents from one data frame each and a formula (formulaic syntax) applied to each.
 
@@ -392,6 +392,10 @@ class FederatedQuantReg(Estimator):
             Quantile level(s) in (0, 1).
         features : sequence of str, optional
             The global terms, as in the constructor.
+        weights : str, sequence or mapping, optional
+            Per-agent observation weights: the name of a column of every frame, or one entry
+            per agent as in the constructor (arrays as long as the agent's frame; rows dropped
+            for missing values drop their weights).
         missing : {"raise", "drop"}
             What to do with an agent's rows holding NaN.
 
@@ -400,13 +404,16 @@ class FederatedQuantReg(Estimator):
         are passed to the constructor as ``(y, X)`` pairs.
         """
         context = capture_context(1)
-        agents, terms = {}, None
+        agents, terms, resolved = {}, None, {}
         expected = "a list or dict of DataFrames (one per agent)"
-        for name, frame in _named_agents(frames, name="frames", expected=expected):
+        named = _named_agents(frames, name="frames", expected=expected)
+        per_agent = _agent_weights(weights, [name for name, _ in named])
+        for name, frame in named:
             try:
                 design = design_from_formula(formula, frame, missing=missing, context=context)
-            except ValueError as exc:
-                raise ValueError(f"agent {name!r}: {exc}") from None
+                resolved[name] = design_weights(per_agent[name], design)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"agent {name!r}: {exc}") from None
             if terms is None:
                 terms, first = design.x_names, name
                 if INTERCEPT not in terms:
@@ -425,7 +432,8 @@ class FederatedQuantReg(Estimator):
                 pd.Series(design.y, name=design.y_name),
                 pd.DataFrame(slopes, columns=columns),
             )
-        return cls(agents, q=q, response=design.y_name if agents else None, features=features)
+        response = design.y_name if agents else None
+        return cls(agents, q=q, response=response, features=features, weights=resolved)
 
     @property
     def nobs(self) -> int | None:

@@ -420,6 +420,8 @@ def test_federated_agents_take_their_own_weights():
         weights={"agent0": w[:150]},
     ).fit()
     np.testing.assert_allclose(by_column.params, by_mapping.params, rtol=1e-10)
+    by_formula = FederatedQuantReg.from_formula("y ~ a + b", frames, q=0.5, weights="w").fit()
+    np.testing.assert_allclose(by_formula.params, by_mapping.params, rtol=1e-10)
     with pytest.raises(ValueError, match="agent 'agent0'.*non-negative"):
         FederatedQuantReg([(y, X)], q=0.5, weights=[-w])
     with pytest.raises(ValueError, match="not among"):
