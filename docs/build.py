@@ -309,7 +309,8 @@ def main(argv=None) -> int:
 
     from sphinx.cmd.build import build_main
 
-    status = build_main(["-b", "html", "-q", str(out / "src"), str(out / "html")])
+    # two processes read the pages (CI has two cores; the vignettes ran before, not beside)
+    status = build_main(["-b", "html", "-q", "-j", "2", str(out / "src"), str(out / "html")])
     if status == 0:
         print(f"site: {out / 'html' / 'index.html'}")
     return status

@@ -2,15 +2,17 @@
 
 Why Sphinx: the docstrings are numpy style, and numpydoc renders them as scipy, statsmodels and
 pandas render theirs; myst-nb renders the executed vignette notebooks, outputs and figures
-included, and turns their ``$...$`` math into MathJax; and sphinx-mathjax-offline ships MathJax
-inside the site, so math renders with no network. mkdocs-material with mkdocstrings would need a
-second docstring dialect and a CDN or a hand-copied MathJax.
+included, and turns their ``$...$`` math into MathJax; and sphinx-mathjax-offline's copy of
+MathJax is shipped inside the site, so math renders with no network. mkdocs-material with
+mkdocstrings would need a second docstring dialect and a CDN or a hand-copied MathJax.
 
 ``docs/build.py`` assembles the source folder this file is read from: the pages of ``docs/``, the
 executed vignette notebooks under ``vignettes/`` and one API page per area under ``api/``.
 """
 
+import importlib.util
 import sys
+from pathlib import Path
 
 import statcore
 
@@ -25,9 +27,14 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "myst_nb",
-    # MathJax 3 copied into _static/mathjax, and mathjax_path pointed at it: no CDN.
-    "sphinx-mathjax-offline",
 ]
+
+# MathJax 3 from the sphinx-mathjax-offline package, copied into _static/mathjax as a static
+# folder rather than by loading that package as an extension: it does not declare itself
+# parallel-safe, and docs/build.py reads the pages on both cores (-j 2).
+_MATHJAX = importlib.util.find_spec("sphinx-mathjax-offline").submodule_search_locations[0]
+html_static_path = [str(Path(_MATHJAX) / "static")]
+mathjax_path = "mathjax/tex-chtml.js"
 
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "**/.ipynb_checkpoints"]

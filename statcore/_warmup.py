@@ -72,6 +72,16 @@ def _warm_shift(rng):
     gradients = (np.sign(ys)[:, None] * xs, np.sign(yt)[:, None] * xt)
     res.bound(0.1, "gradients", gradients=gradients)
     res.bound(0.1, 1.0, 1.0, target_error=0.2)
+    # the threaded kernel passes serve problems of PARALLEL_PAIRS pairs and more only: compiled
+    # directly, in both precisions, with the argument types KernelCost passes
+    from statcore.ot import _kernels
+
+    cost, h = rng.random((20, 16)), np.zeros(16)
+    for dtype in (np.float64, np.float32):
+        kernel, out = np.empty(cost.shape, dtype=dtype), np.empty(20)
+        _kernels.stabilised_kernel(cost, h, 0.5, kernel, out, dtype == np.float32)
+        _kernels.kernel_product(kernel, np.ones(16, dtype=dtype), np.empty(20))
+        _kernels.kernel_product_t(kernel, np.ones(20, dtype=dtype), np.empty(16))
 
 
 def _warm_network(rng):

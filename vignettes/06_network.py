@@ -58,8 +58,9 @@ print(f"iterations: {latent.n_iter}, converged: {latent.converged}")
 # ## Stage 2: generators and synthetic graphs
 
 # %%
-syng_r = SyNGLER(youtube, dim=2, generator="resample").fit()
-syng_kde = SyNGLER(youtube, dim=2, generator="kde").fit()
+# the generators share stage 1: the latent fit above is passed on, not refitted
+syng_r = SyNGLER(youtube, dim=2, generator="resample").fit(latent=latent)
+syng_kde = SyNGLER(youtube, dim=2, generator="kde").fit(latent=latent)
 synthetic_r = syng_r.sample(n_graphs=5, random_state=1)
 synthetic_kde = syng_kde.sample(n_graphs=5, random_state=2)
 print([g.number_of_edges() for g in synthetic_r], "observed:", youtube.number_of_edges())
@@ -74,7 +75,9 @@ print([g.number_of_edges() for g in synthetic_r], "observed:", youtube.number_of
 
 # %%
 syng_d = SyNGLER(youtube, dim=2, generator="diffusion").fit(
-    diffusion_options={"n_t": 50, "duplicate_K": 5, "n_estimators": 20}, random_state=0
+    diffusion_options={"n_t": 50, "duplicate_K": 5, "n_estimators": 20},
+    latent=latent,
+    random_state=0,
 )
 synthetic_d = syng_d.sample(n_graphs=5, random_state=4)
 print(f"generator fit: {syng_d.diffusion.wall_time_s:.1f} s")

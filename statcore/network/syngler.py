@@ -245,11 +245,34 @@ class SyNGLER(Estimator):
     def _repr_spec(self) -> str:
         return f"generator={self.generator!r}, {self.latent_model._repr_spec()}"
 
+    def _check_stage_one(self, latent, latent_options) -> None:
+        """A given stage-1 fit must be of this graph, dimension and degree model."""
+        if not isinstance(latent, LatentSpaceResults):
+            raise TypeError(
+                f"`latent` must be a LatentSpaceResults (a stage-1 fit); got {describe(latent)}"
+            )
+        if latent_options:
+            raise ValueError(
+                f"`latent` is an existing stage-1 fit, so stage-1 options "
+                f"{sorted(latent_options)} do not apply"
+            )
+        model = self.latent_model
+        mine = (model.nobs, model.n_edges, model.degree_heterogeneity)
+        theirs = (latent.nobs, latent.n_edges, latent.degree_heterogeneity)
+        dim_ok = model.dim is None or latent.dim == model.dim
+        if mine != theirs or not dim_ok:
+            raise ValueError(
+                "`latent` was fitted on another graph or model: it has "
+                f"(nodes, edges, degree_heterogeneity, dim) = {(*theirs, latent.dim)}, this "
+                f"SyNGLER {(*mine, model.dim)}"
+            )
+
     def fit(
         self,
         *,
         bandwidth: float | None = None,
         diffusion_options: dict | None = None,
+        latent: LatentSpaceResults | None = None,
         random_state=None,
         progress: bool = False,
         **latent_options,
@@ -268,8 +291,13 @@ class SyNGLER(Estimator):
             ``duplicate_K=10`` is a faster start. The VP sampler needs its 50 levels (at 10 its
             Euler-Maruyama steps visibly inflate the spread); the flow's Heun integrator
             already works with ``n_t=10``.
+        latent : LatentSpaceResults, optional
+            Stage 1 already fitted on this graph with this ``dim`` and degree heterogeneity
+            (a ``LatentSpaceModel(...).fit()``, or another SyNGLER fit's ``latent``): it is
+            used as it is, so several generators share one stage-1 fit; no
+            ``latent_options`` then.
         random_state : None, int or Generator
-            Feeds stage 1 first and the generator's fit after it.
+            Feeds stage 1 first (when it is fitted here) and the generator's fit after it.
         progress : bool
             Show progress bars for stage 1 and the SyNG-D generator's fit.
         **latent_options
@@ -304,7 +332,10 @@ class SyNGLER(Estimator):
                 shown = ", ".join(repr(k) for k in allowed)
                 raise ValueError(f"`diffusion_options` keys must be among {shown}; got {unknown}")
         rng = check_random_state(random_state)
-        latent = self.latent_model.fit(**latent_options, random_state=rng, progress=progress)
+        if latent is None:
+            latent = self.latent_model.fit(**latent_options, random_state=rng, progress=progress)
+        else:
+            self._check_stage_one(latent, latent_options)
         table = np.column_stack([latent.embeddings.to_numpy(), latent.alpha.to_numpy()])
         if not latent.degree_heterogeneity:
             table[:, -1] = 0.0

@@ -417,6 +417,12 @@ def _kernel_rows(cost, h, eps, kernel, out, start, stop, coarse):
     return out
 
 
+@njit
+def stabilised_kernel_serial(cost, h, eps, kernel, out, coarse):
+    """:func:`stabilised_kernel` on one thread (the same bits), for small problems."""
+    _kernel_rows(cost, h, eps, kernel, out, 0, cost.shape[0], coarse)
+
+
 @njit(parallel=True)
 def stabilised_kernel(cost, h, eps, kernel, out, coarse):
     """``out_i = -eps log sum_j exp((h_j - C_ij) / eps)`` and the kernel referenced to it,
@@ -438,6 +444,12 @@ def _product_rows(kernel, scale, out, start, stop):
         for j in range(m):
             acc += np.float64(kernel[i, j]) * np.float64(scale[j])
         out[i] = acc
+
+
+@njit
+def kernel_product_serial(kernel, scale, out):
+    """:func:`kernel_product` on one thread (the same bits), for small problems."""
+    _product_rows(kernel, scale, out, 0, kernel.shape[0])
 
 
 @njit(parallel=True)
@@ -501,6 +513,16 @@ def _product_cols(kernel, scale, out, start, stop):
         for j in range(width):
             acc[j] += np.float64(row[j]) * s
     out[start:stop] = acc
+
+
+@njit
+def kernel_product_t_serial(kernel, scale, out):
+    """:func:`kernel_product_t` on one thread (the same bits: each column is summed over the
+    rows in the same order), for small problems."""
+    m = kernel.shape[1]
+    for block in range((m + COL_BLOCK - 1) // COL_BLOCK):
+        start = block * COL_BLOCK
+        _product_cols(kernel, scale, out, start, min(m, start + COL_BLOCK))
 
 
 @njit(parallel=True)

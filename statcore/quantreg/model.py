@@ -205,10 +205,11 @@ class QuantReg(Model):
             percentiles) over 1.34. Stata's published Engel results for all 8 kernels and 3
             bandwidths are reproduced (tests); whether Stata takes that minimum or the IQR
             term alone was not confirmed (on Engel the IQR term is the smaller).
-        kernel : {"epanechnikov", "epan2", "biweight", "cosine", "gaussian", "parzen",
-                  "rectangle", "triangle"}
-            Stata's kernel of ``sparsity="kernel"`` (Stata's names and formulas: its
-            ``"epanechnikov"`` has support ``|u| < sqrt(5)``, ``"epan2"`` support ``|u| < 1``).
+        kernel : str
+            Stata's kernel of ``sparsity="kernel"``, by Stata's names and formulas:
+            ``"epanechnikov"`` (support ``|u| < sqrt(5)``, the default), ``"epan2"`` (support
+            ``|u| < 1``), ``"biweight"``, ``"cosine"``, ``"gaussian"``, ``"parzen"``,
+            ``"rectangle"`` or ``"triangle"``.
         bootstrap_method : {"xy", "pwy", "mcmb", "wxy", "wild"}
             R's ``boot.rq(bsmethod=)`` for ``cov_type="bootstrap"``: ``"xy"`` pairs (rows
             drawn with replacement); ``"wxy"`` rows weighted by Exp(1) draws; ``"pwy"``

@@ -105,6 +105,25 @@ def test_resample_draws_joint_node_rows(simulated):
     assert matches.all()
 
 
+def test_generators_can_share_one_stage_one_fit(simulated):
+    graph, fit = simulated
+    shared = SyNGLER(graph, dim=2, generator="kde").fit(latent=fit.latent)
+    refitted = SyNGLER(graph, dim=2, generator="kde").fit()
+    # stage 1 is deterministic on 400 nodes (exact likelihood), so reusing it is the same fit
+    assert shared.latent is fit.latent
+    np.testing.assert_allclose(shared._node_table, refitted._node_table, rtol=1e-12)
+    assert shared.bandwidth == refitted.bandwidth
+    other = sample_latent_graph(*sparse_latent_design(300, 2, random_state=5), random_state=6)
+    with pytest.raises(ValueError, match="another graph or model"):
+        SyNGLER(other, dim=2).fit(latent=fit.latent)
+    with pytest.raises(ValueError, match="another graph or model"):
+        SyNGLER(graph, dim=3).fit(latent=fit.latent)
+    with pytest.raises(ValueError, match="stage-1 options"):
+        SyNGLER(graph, dim=2).fit(latent=fit.latent, maxiter=5)
+    with pytest.raises(TypeError, match="LatentSpaceResults"):
+        SyNGLER(graph, dim=2).fit(latent=fit)
+
+
 def test_kde_generator_smooths_with_silverman_bandwidth(simulated):
     graph, _ = simulated
     fit = SyNGLER(graph, dim=2, generator="kde").fit()
@@ -223,6 +242,7 @@ def test_estimator_conventions_and_old_spellings(simulated):
     assert fit.fit_options == {
         "bandwidth": None,
         "diffusion_options": None,
+        "latent": None,
         "random_state": None,
         "progress": False,
     }

@@ -119,6 +119,23 @@ def test_threaded_solver_equals_serial(rng, monkeypatch):
     assert serial.n_iter == threaded.n_iter
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_threaded_kernel_passes_equal_serial_ones(rng, monkeypatch, dtype):
+    # the cached-kernel soft-mins (DataShifts' path) pick threads by size; the same bits
+    cost = cdist(rng.normal(size=(90, 2)), rng.normal(size=(70, 2)), "sqeuclidean")
+    h_cols, h_rows = rng.normal(size=70), rng.normal(size=90)
+    passes = {}
+    for name, pairs in (("serial", 1 << 40), ("threaded", 1)):
+        monkeypatch.setattr(_costs, "PARALLEL_PAIRS", pairs)
+        kernel = _costs.KernelCost(cost, dtype=dtype)
+        first = kernel.softmin_rows(h_cols, 0.5)  # builds the kernel
+        again = kernel.softmin_rows(h_cols + 0.1, 0.5)  # kernel product
+        cols = kernel.softmin_cols(h_rows, 0.5)  # transposed product
+        passes[name] = (first, again, cols)
+    for serial, threaded in zip(passes["serial"], passes["threaded"], strict=True):
+        np.testing.assert_array_equal(serial, threaded)
+
+
 def test_dense_and_points_agree_with_zero_weights(rng):
     x, y = rng.normal(size=(30, 2)), rng.normal(size=(25, 2))
     a, b = rng.uniform(size=30), rng.uniform(size=25)
