@@ -20,7 +20,13 @@ vignettes in order of file name (``--jobs N`` runs N at once) and, for each one,
    site (``make docs``) renders these rather than running every vignette a second time.
 
 Finally it writes ``OUT_DIR/index.html``, linking every vignette under its title (its first
-markdown heading, else its file name) with its status, and prints that file's path.
+markdown heading, else its file name) with its status, and prints that file's path, and
+``OUT_DIR/durations.json``, the seconds each vignette took.
+
+With several jobs the longest vignettes start first (a long one started last would leave the
+other cores idle while it finishes), by the seconds recorded in ``SRC_DIR/durations.json``:
+copy an ``OUT_DIR/durations.json`` there to refresh it, as pytest-split keeps its durations.
+Vignettes it does not list start before all others, the rest by file name.
 
 A vignette that raises, times out or kills its kernel does not stop the others. Its page is
 still written, with the outputs of the cells that ran, the traceback in the failing cell and a
@@ -34,6 +40,8 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
+import math
 import os
 import re
 import sys
@@ -94,9 +102,11 @@ def build_vignettes(src_dir, out_dir, *, timeout=600, jobs=1) -> list[VignetteRe
         raise FileNotFoundError(f"no vignettes (*.py) found in {src_dir}")
     out_dir.mkdir(parents=True, exist_ok=True)
     results = {}
+    expected = _recorded_durations(src_dir / DURATIONS)
+    queue = sorted(sources, key=lambda source: -expected.get(source.stem, math.inf))
     # Threads suffice: each vignette's work happens in its own kernel process.
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        pending = {pool.submit(_build_one, source, out_dir, timeout): source for source in sources}
+        pending = {pool.submit(_build_one, source, out_dir, timeout): source for source in queue}
         for finished in as_completed(pending):
             result = finished.result()
             status = "ok" if result.ok else f"FAILED: {result.error}"
@@ -108,7 +118,24 @@ def build_vignettes(src_dir, out_dir, *, timeout=600, jobs=1) -> list[VignetteRe
             results[pending[finished]] = result
     ordered = [results[source] for source in sources]
     _write_index(ordered, out_dir / "index.html")
+    durations = {result.name: round(result.seconds, 1) for result in ordered}
+    (out_dir / DURATIONS).write_text(json.dumps(durations, indent=1) + "\n", encoding="utf-8")
     return ordered
+
+
+#: the file of seconds per vignette: written into OUT_DIR, read from SRC_DIR to order the runs
+DURATIONS = "durations.json"
+
+
+def _recorded_durations(path: Path) -> dict:
+    """``{stem: seconds}`` from ``path``; empty when there is none (or it is not such a map)."""
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(recorded, dict):
+        return {}
+    return {str(k): float(v) for k, v in recorded.items() if isinstance(v, int | float)}
 
 
 def _build_one(source: Path, out_dir: Path, timeout) -> VignetteResult:

@@ -6,6 +6,7 @@ tests/test_docs.py runs them once and builds the site from the executed notebook
 so that ``pytest -n 2 --dist loadfile`` keeps them on one worker).
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -25,6 +26,7 @@ GOOD = """\
 # It plots and prints.
 
 # %%
+import json
 import os
 import sys
 
@@ -147,3 +149,25 @@ def test_command_line_exits_non_zero_when_a_vignette_fails(tmp_path):
 def test_no_vignettes_is_an_error(tmp_path, capsys):
     assert main([str(tmp_path), str(tmp_path / "out")]) == 2
     assert "no vignettes" in capsys.readouterr().err
+
+
+def test_recorded_durations_order_the_runs_longest_first(tmp_path, monkeypatch):
+    from statcore import _vignettes
+
+    for name in ("a_short", "b_long", "c_new"):
+        (tmp_path / f"{name}.py").write_text('# %%\nprint("x")\n')
+    (tmp_path / _vignettes.DURATIONS).write_text('{"a_short": 1.0, "b_long": 90.0}')
+    started = []
+    real = _vignettes._build_one
+
+    def recording(source, out_dir, timeout):
+        started.append(source.stem)
+        return real(source, out_dir, timeout)
+
+    monkeypatch.setattr(_vignettes, "_build_one", recording)
+    results = build_vignettes(tmp_path, tmp_path / "out", jobs=1)
+    # unrecorded first (its length is unknown), then longest first; results in name order
+    assert started == ["c_new", "b_long", "a_short"]
+    assert [r.name for r in results] == ["a_short", "b_long", "c_new"]
+    written = json.loads((tmp_path / "out" / _vignettes.DURATIONS).read_text())
+    assert set(written) == {"a_short", "b_long", "c_new"} and all(v > 0 for v in written.values())
