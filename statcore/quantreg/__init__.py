@@ -9,7 +9,7 @@ guarantees under heterogeneous structured data (ICML 2026).
 """
 
 from statcore.quantreg import simulate
-from statcore.quantreg.anova import anova
+from statcore.quantreg._anova import anova
 from statcore.quantreg.federated import FederatedQuantReg
 from statcore.quantreg.model import QuantReg
 from statcore.quantreg.results import FederatedQuantRegResults, QuantRegResults

@@ -335,7 +335,8 @@ class QuantReg(Model):
 
     def _repr_spec(self) -> str:
         levels = self.q if self._multilevel else self.q[0]
-        return f"{super()._repr_spec()}, q={levels}"
+        weighted = "" if self.weights is None else ", weighted"
+        return f"{super()._repr_spec()}, q={levels}{weighted}"
 
     def _analytic_vcov(self, cov_type, betas, h, rule, solver, notes: list, iid) -> np.ndarray:
         """The joint covariance across levels from the iid, kernel or nid bread of each level;
