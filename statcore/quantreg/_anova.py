@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from statcore.quantreg._inference import refit_options
 from statcore.quantreg.results import QuantRegResults
 from statcore.results import TestResult
 from statcore.results._format import format_number
@@ -109,7 +110,7 @@ def _with_covariance(fit, cov_type):
         cov_type = "nid"
     if own == cov_type and fit.vcov is not None:
         return fit
-    return fit.model.fit(**{**fit.fit_options, "cov_type": cov_type})
+    return fit.model.fit(**refit_options(fit.fit_options, cov_type))
 
 
 def _refit(fit, levels, cov_type):
@@ -119,7 +120,7 @@ def _refit(fit, levels, cov_type):
     own = fit.fit_options.get("cov_type")
     if cov_type is None:
         cov_type = own if own not in (None, "rank") and fit.vcov is not None else "nid"
-    return model.fit(**{**fit.fit_options, "cov_type": cov_type})
+    return model.fit(**refit_options(fit.fit_options, cov_type))
 
 
 def _check_same_data(fits) -> None:

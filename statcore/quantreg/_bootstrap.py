@@ -19,7 +19,8 @@ covariance is the bootstrap covariance (``summary.rq(se="boot")`` takes ``cov(B)
   ``tau``) or ``2 (1 - tau)``.
 
 Where several levels are fitted, the same draws (rows, weights, uniforms) serve every level, so
-that the replicates carry the covariance across levels; ``"mcmb"`` is one chain per level.
+that the replicates carry the covariance across levels; ``"mcmb"`` runs one chain per level
+(``QuantReg.fit`` takes it for single-level fits only).
 Random numbers come from numpy's Generator, so the draws (not their distribution) differ from R's.
 """
 

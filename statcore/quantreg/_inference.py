@@ -46,6 +46,22 @@ STATA_KERNELS = {
 }
 
 
+#: the fit options that only some covariance estimators use, with their defaults
+COV_OPTION_DEFAULTS = {"sparsity": "quantreg", "kernel": "epanechnikov", "bootstrap_method": "xy"}
+
+
+def refit_options(fit_options, cov_type: str) -> dict:
+    """``fit_options`` of an earlier fit with ``cov_type`` in place of its own, less the options
+    only the old covariance estimator used (for anova and prediction intervals)."""
+    options = {**fit_options, "cov_type": cov_type}
+    keep = {"sparsity": cov_type == "iid", "bootstrap_method": cov_type == "bootstrap"}
+    keep["kernel"] = keep["sparsity"] and options.get("sparsity") == "kernel"
+    for name, default in COV_OPTION_DEFAULTS.items():
+        if not keep[name] and name in options:
+            options[name] = default
+    return options
+
+
 def raw_bandwidth(tau: float, n: int, rule: str = "hall-sheather", alpha: float = 0.05) -> float:
     """Bandwidth in quantile units, quantreg's ``bandwidth.rq``.
 

@@ -214,8 +214,10 @@ class QuantReg(Model):
             R's ``boot.rq(bsmethod=)`` for ``cov_type="bootstrap"``: ``"xy"`` pairs (rows
             drawn with replacement); ``"wxy"`` rows weighted by Exp(1) draws; ``"pwy"``
             Parzen-Wei-Ying's resampled score; ``"mcmb"`` the Markov chain marginal bootstrap
-            (one level at a time); ``"wild"`` Feng-He-Hu's wild bootstrap. The same draws serve
-            every level of a multi-level fit (except mcmb, a chain per level).
+            (single-level fits only: a chain per level gives no covariance across levels);
+            ``"wild"`` Feng-He-Hu's wild bootstrap. The same draws serve every level of a
+            multi-level fit. ``sparsity``, ``kernel`` and ``bootstrap_method`` other than their
+            defaults are refused where the ``cov_type`` does not use them.
         n_resamples : int
             Bootstrap replicates (``cov_type="bootstrap"``).
         tol, maxiter : optional
@@ -247,6 +249,7 @@ class QuantReg(Model):
         n, p = X.shape
         method = resolve_method(method, n, p)
         cov_type = resolve_cov_type(cov_type, n)
+        _refuse_unused(cov_type, sparsity, kernel, bootstrap_method)
         tol = DEFAULT_TOL[method] if tol is None else check_positive(tol, name="tol")
         maxiter = (
             DEFAULT_MAXITER[method]
@@ -402,6 +405,19 @@ class QuantReg(Model):
             replicates=pd.DataFrame(kept),
             scheme=scheme,
         )
+
+
+def _refuse_unused(cov_type, sparsity, kernel, bootstrap_method) -> None:
+    """A non-default option the covariance estimator ignores is a mistake, not a no-op."""
+    unused = []
+    if sparsity != inf.COV_OPTION_DEFAULTS["sparsity"] and cov_type != "iid":
+        unused.append(("sparsity", "cov_type='iid'"))
+    if kernel != inf.COV_OPTION_DEFAULTS["kernel"] and sparsity != "kernel":
+        unused.append(("kernel", "sparsity='kernel'"))
+    if bootstrap_method != inf.COV_OPTION_DEFAULTS["bootstrap_method"] and cov_type != "bootstrap":
+        unused.append(("bootstrap_method", "cov_type='bootstrap'"))
+    for name, where in unused:
+        raise ValueError(f"`{name}` applies to {where} only; this fit has cov_type={cov_type!r}")
 
 
 def _cov_name(cov_type, sparsity, kernel, bootstrap_method) -> str:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from statcore.quantreg._inference import refit_options
 from statcore.quantreg.bands import QuantileProcessMixin, plot_band
 from statcore.quantreg.generalization import FederatedProcessMixin
 from statcore.results import EstimationResults, TestResult
@@ -163,7 +164,7 @@ class QuantRegResults(QuantileProcessMixin, EstimationResults):
                     "predict(interval='confidence') needs a covariance: this cov_type='rank' "
                     "fit has none and was stripped of its model; refit with cov_type='nid'"
                 )
-            vcov = self.model.fit(**{**self.fit_options, "cov_type": "nid"}).vcov
+            vcov = self.model.fit(**refit_options(self.fit_options, "nid")).vcov
         if newdata is None:
             exog = self._model_design().X
         else:

@@ -215,6 +215,26 @@ def test_default_iid_stays_rs_and_unknown_kernel_is_refused():
         model.fit(cov_type="iid", sparsity="fitted")
 
 
+def test_options_the_covariance_does_not_use_are_refused_and_dropped_on_refits():
+    model = QuantReg.from_formula("foodexp ~ income", ENGEL, q=[0.25, 0.75])
+    with pytest.raises(ValueError, match="`sparsity` applies to cov_type='iid' only"):
+        model.fit(cov_type="nid", sparsity="kernel")
+    with pytest.raises(ValueError, match="`kernel` applies to sparsity='kernel' only"):
+        model.fit(cov_type="iid", kernel="gaussian")
+    with pytest.raises(ValueError, match="`bootstrap_method` applies to cov_type='bootstrap'"):
+        model.fit(cov_type="nid", bootstrap_method="wild")
+    stata = model.fit(cov_type="iid", sparsity="kernel", kernel="gaussian")
+    # anova and prediction intervals of a rank fit refit with "nid": the iid-only options go
+    nid = model.fit(cov_type="nid")
+    assert anova(stata, cov_type="nid").statistic == pytest.approx(anova(nid).statistic)
+    rank = QuantReg.from_formula("foodexp ~ income", ENGEL, q=0.5).fit(cov_type="rank")
+    np.testing.assert_allclose(
+        rank.predict(NEWDATA, interval="confidence").to_numpy(),
+        _r_predict("predict.engel.nid"),
+        rtol=RTOL,
+    )
+
+
 # --- bootstrap methods --------------------------------------------------------------------------
 
 
