@@ -409,14 +409,18 @@ class QuantReg(Model):
 
 def _refuse_unused(cov_type, sparsity, kernel, bootstrap_method) -> None:
     """A non-default option the covariance estimator ignores is a mistake, not a no-op."""
-    unused = []
-    if sparsity != inf.COV_OPTION_DEFAULTS["sparsity"] and cov_type != "iid":
-        unused.append(("sparsity", "cov_type='iid'"))
-    if kernel != inf.COV_OPTION_DEFAULTS["kernel"] and sparsity != "kernel":
-        unused.append(("kernel", "sparsity='kernel'"))
-    if bootstrap_method != inf.COV_OPTION_DEFAULTS["bootstrap_method"] and cov_type != "bootstrap":
-        unused.append(("bootstrap_method", "cov_type='bootstrap'"))
-    for name, where in unused:
+    defaults = inf.COV_OPTION_DEFAULTS
+    unused = [
+        (name, where)
+        for name, value, where, used in (
+            ("sparsity", sparsity, "cov_type='iid'", cov_type == "iid"),
+            ("kernel", kernel, "sparsity='kernel'", sparsity == "kernel"),
+            ("bootstrap_method", bootstrap_method, "cov_type='bootstrap'", cov_type == "bootstrap"),
+        )
+        if value != defaults[name] and not used
+    ]
+    if unused:
+        name, where = unused[0]
         raise ValueError(f"`{name}` applies to {where} only; this fit has cov_type={cov_type!r}")
 
 
