@@ -88,9 +88,13 @@ def _warm_network(rng):
     import networkx as nx
 
     from statcore.network import LatentSpaceModel
+    from statcore.network.sampling import sample_edge_arrays
 
     graph = nx.gnp_random_graph(30, 0.2, seed=int(rng.integers(2**31)))
     LatentSpaceModel(graph, dim=2).fit(maxiter=5)
+    Z, alpha = rng.normal(size=(30, 2)), rng.normal(size=30)
+    for method in ("envelope", "dense"):
+        sample_edge_arrays(Z, alpha, -1.0, random_state=0, method=method)
 
 
 def _warm_cluster(rng):
