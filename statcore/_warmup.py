@@ -8,8 +8,18 @@ import time
 import warnings
 
 import numpy as np
+import pandas as pd
 
 from statcore.validation import check_option
+
+
+def _read_only(array):
+    # pandas' copy-on-write hands out read-only arrays (DataFrame.to_numpy(), a column's
+    # values), and numba compiles a kernel once more for a read-only argument: the areas are
+    # warmed with both, as the vignettes and users pass both
+    array = np.array(array)
+    array.flags.writeable = False
+    return array
 
 
 def _warm_quantreg(rng):
@@ -25,7 +35,12 @@ def _warm_quantreg(rng):
 
 
 def _warm_quantized(rng):
-    from statcore.quantized import QuantizedNVMM, QuantizedRegression, Quantizer
+    from statcore.quantized import (
+        QuantizedMatrixCompletion,
+        QuantizedNVMM,
+        QuantizedRegression,
+        Quantizer,
+    )
 
     quantizer = Quantizer.uniform(0.5, n_bits=3)
     x = rng.normal(size=60)
@@ -34,10 +49,13 @@ def _warm_quantized(rng):
         QuantizedNVMM.from_codes(codes, quantizer, family=family).fit(maxiter=5)
     X = rng.normal(size=(60, 1))
     QuantizedRegression(quantizer.quantize(X[:, 0] + x), X, quantizer=quantizer).fit(maxiter=5)
+    codes = quantizer.quantize(rng.normal(size=120)).reshape(12, 10).astype(float)
+    codes[0, 0] = np.nan
+    QuantizedMatrixCompletion(codes, quantizer, rank=1).fit(maxiter=3)
 
 
 def _warm_manifold(rng):
-    from statcore.manifold import Sphere, frechet_mean, mmdd_test, simulate
+    from statcore.manifold import Sphere, dcov_test, frechet_mean, mmdd_test, simulate
 
     sphere = Sphere(2)
     Y, X = simulate.draw("sphere", "mean_shift", 30, random_state=rng)
@@ -45,6 +63,7 @@ def _warm_manifold(rng):
     # several X columns take the panel kernels, not the scalar-X route
     mmdd_test(Y, np.column_stack([X, X**2]), sphere, n_resamples=19, random_state=rng)
     frechet_mean(Y, sphere)
+    dcov_test(Y, X, sphere, n_resamples=19, random_state=rng)
 
 
 def _warm_ot(rng):
@@ -98,14 +117,29 @@ def _warm_network(rng):
 
 
 def _warm_cluster(rng):
-    from statcore.cluster import Coreset, HardnessFingerprint, SizeConstrainedAnchorClustering
+    from statcore.cluster import (
+        Coreset,
+        FairRangeKClustering,
+        HardnessFingerprint,
+        SizeConstrainedAnchorClustering,
+    )
     from statcore.ot import sinkhorn_box
 
     labels = np.repeat([0, 1, 2], 40)
     X = rng.normal(size=(120, 3)) + 3.0 * labels[:, None]
     HardnessFingerprint(X, labels).fit(n_resamples=5, h1=False, random_state=0)
+    HardnessFingerprint(X, labels, representation="raw").fit(n_resamples=5, random_state=0)
     SizeConstrainedAnchorClustering(X, 3, n_anchors=20).fit(maxiter=3, random_state=0)
-    Coreset(X, 3).fit(size=40, random_state=0).solve("lloyd", random_state=0)
+    for points in (X, _read_only(X)):
+        for method in ("sensitivity", "uniform", "lightweight", "resilient"):
+            fit = Coreset(points, 3).fit(size=40, method=method, random_state=0)
+        fit.solve("lloyd", random_state=0)
+    groups = np.where(np.arange(20) % 2 == 0, "a", "b")
+    fair = FairRangeKClustering(
+        X[::4], X[::6], n_clusters=3, capacities=20, groups=groups,
+        ranges={"a": (1, 2), "b": (1, 2)},
+    )  # fmt: skip
+    fair.fit(method="tree", random_state=0)
     cost = rng.uniform(size=(30, 3))
     for method in ("sweeps", "newton"):
         sinkhorn_box(None, cost, 0.1, lower=0.2, upper=0.5, maxiter=50, method=method)
@@ -114,7 +148,13 @@ def _warm_cluster(rng):
 def _warm_select(rng):
     from statcore.select import CoresetSelector
 
-    CoresetSelector(rng.normal(size=(60, 4)), n_neighbors=5).select(5, random_state=0)
+    X = rng.normal(size=(60, 4))
+    for embeddings in (X, _read_only(X), X.astype(np.float32)):
+        selector = CoresetSelector(embeddings, metric="cosine", n_neighbors=5)
+        for method in ("process_aware", "graph_cut", "vote_k", "k_centre"):
+            selector.select(5, method=method, random_state=0)
+        for optimizer in ("incremental", "lazy", "naive"):
+            selector.select(5, method="facility_location", optimizer=optimizer)
 
 
 def _warm_geometry(rng):
@@ -123,10 +163,11 @@ def _warm_geometry(rng):
     X = rng.normal(size=(80, 3))
     for method in ("mle", "twonn", "gride"):
         LocalID(X).fit(method=method, k=10, n_resamples=5, random_state=0)
-    for metric in ("mutual_knn", "cknna"):
+    for metric in ("mutual_knn", "cka", "unbiased_cka", "cknna", "rsa"):
         alignment(X, X**2, metric=metric, k=5, n_resamples=5, random_state=0)
     ksg_mutual_information(X[:, :1], X[:, 1:])
     ksg_mutual_information(np.round(X[:, :1]), np.round(X[:, 1:]))
+    ksg_mutual_information(_read_only(X[:, :1]), _read_only(X[:, 1:]))
     # over 2^20 pairs in low dimension the shared search takes its tree path and kernels
     wide = rng.normal(size=(1100, 2))
     LocalID(wide).fit(k=5)
@@ -151,9 +192,12 @@ def _warm_theory(rng):
 
     # two and three benchmarks take their own sweeps, four the sort-filter skyline
     for n_benchmarks in (2, 3, 4):
-        pareto_frontier(rng.uniform(size=(30, n_benchmarks)))
+        risks = rng.uniform(size=(30, n_benchmarks))
+        pareto_frontier(risks)
+        pareto_frontier(pd.DataFrame(risks))
     y = rng.normal(size=20)
-    FrontierSelector(list(range(6)), rng.uniform(size=(6, 2))).fit(
+    # a DataFrame of risks reaches the kernels as a read-only Fortran-ordered array
+    FrontierSelector(list(range(6)), pd.DataFrame(rng.uniform(size=(6, 2)))).fit(
         predictions=y[:, None] + rng.normal(size=(20, 6)), y=y, n_resamples=5, random_state=0
     )
 

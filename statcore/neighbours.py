@@ -420,7 +420,9 @@ def count_within(
     X = np.ascontiguousarray(X, dtype=np.float64)
     same = Y is None
     Y = X if same else np.ascontiguousarray(Y, dtype=np.float64)
-    radius = np.ascontiguousarray(np.broadcast_to(radius, (len(X),)), dtype=np.float64)
+    # a copy: a caller's radius array would reach the kernels read-only through broadcast_to's
+    # view, and numba compiles a second kernel for a read-only argument
+    radius = np.array(np.broadcast_to(radius, (len(X),)), dtype=np.float64)
     chosen = _resolve(algorithm, len(X), len(Y), X.shape[1], metric)
     if chosen == "kd_tree" and X.shape[1] == 1:
         # on a line the tree is a sorted array

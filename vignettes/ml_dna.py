@@ -122,3 +122,54 @@ random_zeroed = [
 ]
 print(f"  as many other units zeroed (5 draws):  {np.mean(random_zeroed):.3f}")
 print(f"  accuracy, selected units zeroed:       {accuracy(whole, ablate=res.units):.3f}")
+
+# %% [markdown]
+# On this backbone the checkerboard is easy: the critical layer has only 8 channels, the whole
+# layer's probe is as good as the selected units' (both near the ceiling), so this page cannot
+# show the paper's claim that the few units *beat* the whole layer. The claim needs a wide
+# layer whose trace sits in few units; `planted_units` simulates one (256 units, content
+# factors shared by both groups, the trace a 1.5-sd shift of 8 units) and, as the control,
+# the same squared shift spread over all 256 units, where the claim should fail.
+
+# %%
+import pandas as pd  # noqa: E402
+from torch import nn  # noqa: E402
+
+from mlcore.analysis.simulate import planted_units  # noqa: E402
+
+identity = nn.Sequential(nn.Identity())
+rows = []
+for spread in ("sparse", "dense"):
+    for seed in range(5):
+        r, f, rl, fl = planted_units(516, 516, spread=spread, random_state=seed)
+        fit = ForgeryUnits(
+            identity, r[:16], f[:16], layers=["0"], real_labels=rl[:16], fake_labels=fl[:16]
+        ).fit(random_state=0)
+        chosen = fit.units["0"]
+        whole_probe = ForgeryDetector(identity, r[:16], f[:16], units={"0": None}).fit()
+        rows.append(
+            {
+                "trace": spread,
+                "seed": seed,
+                "selected": len(chosen),
+                "planted found": np.isin(np.arange(8), chosen).mean(),
+                "DNA AUROC": fit.detector().auroc(r[16:], f[16:]),
+                "whole-layer AUROC": whole_probe.auroc(r[16:], f[16:]),
+            }
+        )
+planted = pd.DataFrame(rows)
+planted["DNA - whole"] = planted["DNA AUROC"] - planted["whole-layer AUROC"]
+print(
+    planted.groupby("trace")[["selected", "planted found", "DNA - whole"]]
+    .agg(["mean", "min", "max"])
+    .round(3)
+)
+planted.round(3)
+
+# %% [markdown]
+# Measured: with a sparse trace the knee keeps 24-47 of 256 units (most of the 8 planted ones)
+# and their probe beats the whole layer's in every seed (by +0.03 to +0.15 AUROC, 16 shots a
+# group); with the dense control the whole layer wins in every seed (by 0.08-0.14). So the
+# selection helps exactly when the premise (a sparse trace in a wide layer) holds, and the
+# study could have shown otherwise. Whether real detectors' layers are like the sparse case is
+# the paper's empirical claim, not tested here.

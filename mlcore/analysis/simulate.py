@@ -1,8 +1,10 @@
-"""Real and "generated" digits, and the small digits CNN whose units DNA reads.
+"""Real and "generated" digits, the small digits CNN whose units DNA reads, and planted units.
 
 The study of :mod:`mlcore.analysis.forgery` (its tests and vignette) needs images that share
 their content and differ only by a generator trace, and a trained backbone that was never told
 about generated images. Both come from scikit-learn's 8x8 digits, so nothing is downloaded.
+:func:`planted_units` gives a layer's activations directly, with the trace in a known set of
+units (or spread over all of them, the control under which the paper's claim should fail).
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ from torch import nn
 
 from mlcore._checks import check_tensor
 from mlcore._toy_training import train_toy_classifier
-from statcore.validation import as_class_labels, check_positive_int, check_random_state
+from statcore.validation import (
+    as_class_labels,
+    check_option,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
 
 #: A separable 3x3 smoothing kernel, made slightly anisotropic so that zero insertion followed
 #: by it leaves the checkerboard a transposed convolution leaves in decoded images.
@@ -127,4 +135,81 @@ def _digit_cnn() -> nn.Sequential:
     )
 
 
-__all__ = ["digit_backbone", "upsampled_digits"]
+SPREADS = ("sparse", "dense")
+
+
+def planted_units(
+    n_real: int,
+    n_fake: int,
+    *,
+    n_units: int = 256,
+    n_signal: int = 8,
+    shift: float = 1.5,
+    spread: str = "sparse",
+    n_classes: int = 5,
+    content_dim: int = 10,
+    random_state=None,
+) -> tuple[torch.Tensor, torch.Tensor, np.ndarray, np.ndarray]:
+    """A layer's pooled activations for real and generated images, the trace in known units.
+
+    Each image has a content class (``n_classes``, drawn uniformly); its units are the class
+    centre (``content_dim`` latent factors, centres ``N(0, 4 I)``, loaded onto the units by a
+    ``N(0, 1/content_dim)`` matrix) plus ``N(0, I)`` noise. Generated images add a mean shift:
+
+    - ``spread="sparse"``: ``shift`` (in noise standard deviations) on the first ``n_signal``
+      units, the paper's premise of a few forgery-discriminative units;
+    - ``spread="dense"``: ``shift * sqrt(n_signal / n_units)`` on every unit, the same squared
+      length of the shift (so the same Bayes-optimal separability under the identity noise),
+      spread thin: the control under which a probe on a few selected units should lose to one
+      on the whole layer.
+
+    Parameters
+    ----------
+    n_real, n_fake : int
+        Rows of each group (take the shots and the held-out images from one call: they share
+        the loadings).
+    n_units, n_signal : int
+        Layer width and planted units (``n_signal <= n_units``).
+    shift : float > 0
+    spread : {"sparse", "dense"}
+    n_classes, content_dim : int
+    random_state : None, int or numpy Generator
+
+    Returns
+    -------
+    real, fake : torch.Tensor of shape (n_real, n_units), (n_fake, n_units)
+        float32; fed through ``nn.Sequential(nn.Identity())`` they are layer ``"0"``'s output.
+    real_labels, fake_labels : numpy.ndarray of int
+        Content classes.
+
+    Notes
+    -----
+    Fidelity: a simulation of this package's (the paper's premise as its abstract states it, a
+    sparse set of units carrying the trace); not from the paper.
+    """
+    n_real = check_positive_int(n_real, name="n_real")
+    n_fake = check_positive_int(n_fake, name="n_fake")
+    n_units = check_positive_int(n_units, name="n_units")
+    n_signal = check_positive_int(n_signal, name="n_signal")
+    if n_signal > n_units:
+        raise ValueError(f"`n_signal` must be at most `n_units` ({n_units}); got {n_signal}")
+    shift = check_positive(shift, name="shift")
+    spread = check_option(spread, name="spread", options=SPREADS)
+    n_classes = check_positive_int(n_classes, name="n_classes", minimum=2)
+    content_dim = check_positive_int(content_dim, name="content_dim")
+    rng = check_random_state(random_state)
+    centres = 2.0 * rng.normal(size=(n_classes, content_dim))
+    loadings = rng.normal(size=(content_dim, n_units)) / np.sqrt(content_dim)
+    labels = rng.integers(0, n_classes, size=n_real + n_fake)
+    units = centres[labels] @ loadings + rng.normal(size=(n_real + n_fake, n_units))
+    trace = np.zeros(n_units)
+    if spread == "sparse":
+        trace[:n_signal] = shift
+    else:
+        trace[:] = shift * np.sqrt(n_signal / n_units)
+    units[n_real:] += trace
+    units = torch.tensor(units, dtype=torch.float32)
+    return units[:n_real], units[n_real:], labels[:n_real], labels[n_real:]
+
+
+__all__ = ["digit_backbone", "planted_units", "upsampled_digits"]
