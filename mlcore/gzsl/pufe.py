@@ -31,6 +31,7 @@ from mlcore.gzsl._inputs import (
     gzsl_accuracy,
     input_device,
 )
+from mlcore.weak.clapor import sinkhorn_targets
 from statcore.base import Estimator
 from statcore.results import IterationRecord, Results
 from statcore.results.plotting import get_ax, label_axes, legend_beside
@@ -44,6 +45,7 @@ from statcore.validation import (
 
 PROPENSITIES = ("sar", "scar")
 METRICS = ("cosine", "euclidean")
+ASSIGNMENTS = ("balanced", "argmax")
 #: Posteriors are kept this far from 0 and 1 so that the gate's logarithms stay finite.
 _EPS = 1e-12
 
@@ -152,14 +154,20 @@ def calibrate_prototypes(
     rounds: int = 1,
     metric: str = "cosine",
     scale: float = 10.0,
+    assign: str = "balanced",
+    pseudo_labels=None,
 ):
     """PUFE's adaptive prototype calibration from high-confidence unseen pseudo-instances.
 
-    In each round, the pseudo-instances of unseen class ``u`` are the test embeddings with
-    unseen posterior at least ``tau``, assigned to ``u`` by the argmax over unseen classes with
-    a softmax margin (top-1 minus top-2 probability) at least ``margin``. The prototype moves
-    to ``(1 - lambda_u) a_u + lambda_u mean(P_u)`` with ``lambda_u = |P_u| / (|P_u| + k)``; a
-    class with no pseudo-instance keeps its prototype. Seen prototypes never move.
+    In each round, the candidates are the test embeddings with unseen posterior at least
+    ``tau``. Each gets a distribution over the unseen classes: the softmax of its scores
+    against the unseen prototypes (``assign="argmax"``), or that softmax balanced by Sinkhorn's
+    scaling so that every unseen class receives the same total mass (``assign="balanced"``,
+    the equipartition of Asano, Rupprecht and Vedaldi 2020). A candidate is a pseudo-instance
+    of the top class of its distribution when the margin (top-1 minus top-2 probability) is at
+    least ``margin``. The prototype moves to ``(1 - lambda_u) a_u + lambda_u mean(P_u)`` with
+    ``lambda_u = |P_u| / (|P_u| + k)``; a class with no pseudo-instance keeps its prototype.
+    Seen prototypes never move.
 
     Parameters
     ----------
@@ -180,6 +188,18 @@ def calibrate_prototypes(
     metric : {"cosine", "euclidean"}
     scale : float > 0
         Logit scale of :func:`class_scores`.
+    assign : {"balanced", "argmax"}
+        How candidates are assigned to unseen classes. The plain argmax lets a base model's
+        bias among the unseen classes decide: on the tiny-CLIP digits (text prototypes) it put
+        2-13 of about 80 confident "7"s in class 7, and the calibration then lowered H below
+        the gate's. Balancing assumes the unseen classes are about equally frequent among the
+        candidates.
+    pseudo_labels : array_like of int, shape (n,), optional
+        Pseudo-instances given outright: the class index (a column of the prototypes, an
+        unseen class) of each test embedding, or -1 for none. They replace the candidates,
+        the assignment and the margin (``tau``, ``margin`` and ``assign`` are then unused),
+        and need ``rounds=1``: for controls (shuffled or true labels) and for users with
+        their own pseudo-labeller.
 
     Returns
     -------
@@ -191,8 +211,13 @@ def calibrate_prototypes(
 
     Notes
     -----
-    Fidelity: reconstruction (the abstract names the strategy; thresholds, the shrinkage weight
-    and the rounds are this library's design).
+    Fidelity: reconstruction (the abstract names the strategy; thresholds, the balanced
+    assignment, the shrinkage weight and the rounds are this library's design).
+
+    References
+    ----------
+    Asano, Y. M., Rupprecht, C. and Vedaldi, A. (2020). Self-labelling via simultaneous
+    clustering and representation learning. ICLR.
     """
     device = input_device(z, prototypes, unseen_posterior)
     zt = as_matrix(z, name="z", device=device)
@@ -203,14 +228,35 @@ def calibrate_prototypes(
         raise ValueError(
             f"`unseen_posterior` must have shape ({zt.shape[0]},); got {tuple(post.shape)}"
         )
-    new, history = _calibrate(
+    rounds = check_positive_int(rounds, name="rounds")
+    given = None
+    if pseudo_labels is not None:
+        given = _check_pseudo_labels(pseudo_labels, mask, n=zt.shape[0], rounds=rounds)
+    new, history, _ = _calibrate(
         zt, protos, mask, post, tau=_unit(tau, "tau"), margin=_unit(margin, "margin"),
-        k=check_positive(k, name="k", strict=False),
-        rounds=check_positive_int(rounds, name="rounds"),
+        k=check_positive(k, name="k", strict=False), rounds=rounds,
         metric=check_option(metric, name="metric", options=METRICS),
         scale=check_positive(scale, name="scale"),
+        assign=check_option(assign, name="assign", options=ASSIGNMENTS), pseudo_labels=given,
     )  # fmt: skip
     return _as_like(new, prototypes), history
+
+
+def _check_pseudo_labels(pseudo_labels, mask: np.ndarray, *, n: int, rounds: int) -> np.ndarray:
+    """Given pseudo-labels as int64: unseen class indices or -1, one per test embedding."""
+    if rounds != 1:
+        raise ValueError(f"`pseudo_labels` needs `rounds=1` (they do not change); got {rounds}")
+    labels = check_class_indices(
+        np.asarray(as_numpy(pseudo_labels)) + 1, name="pseudo_labels", n=n,
+        n_classes=mask.size + 1,
+    ) - 1  # fmt: skip
+    named = labels[labels >= 0]
+    if mask[named].any():
+        raise ValueError(
+            "`pseudo_labels` must name unseen classes (or -1); got seen classes "
+            f"{sorted(set(named[mask[named]].tolist()))}"
+        )
+    return labels
 
 
 def _unit(value, name: str) -> float:
@@ -227,19 +273,49 @@ def _centre(members: torch.Tensor, prototype: torch.Tensor, metric: str) -> torc
     return torch.linalg.vector_norm(prototype) * direction
 
 
-def _calibrate(z, protos, mask, unseen_post, *, tau, margin, k, rounds, metric, scale):
+def _assignments(z, protos, unseen, confident, *, margin, metric, scale, assign):
+    """Each test embedding's unseen class (an index into ``unseen``), or -1 when it is no
+    pseudo-instance: not confident, or its assignment margin is below ``margin``."""
+    labels = torch.full((z.shape[0],), -1, dtype=torch.long, device=z.device)
+    if not bool(confident.any()):
+        return labels
+    logits = class_scores(z[confident], protos[unseen], metric=metric, scale=scale)
+    if assign == "balanced" and len(unseen) > 1:
+        everywhere = torch.ones_like(logits, dtype=torch.bool)
+        uniform = torch.full((len(unseen),), 1.0 / len(unseen), dtype=logits.dtype)
+        probs = sinkhorn_targets(
+            logits, everywhere, uniform.to(logits.device), exponent=1.0, maxiter=1000, tol=1e-3
+        )
+    else:
+        probs = torch.softmax(logits, dim=1)
+    top = torch.topk(probs, k=min(2, len(unseen)), dim=1)
+    gap = top.values[:, 0] - top.values[:, 1] if len(unseen) > 1 else top.values[:, 0]
+    labels[confident] = torch.where(gap >= margin, top.indices[:, 0], -1)
+    return labels
+
+
+def _calibrate(
+    z, protos, mask, unseen_post, *, tau, margin, k, rounds, metric, scale, assign,
+    pseudo_labels=None,
+):  # fmt: skip
     """The calibration rounds on checked float64 tensors; returns new prototypes and history."""
     protos = protos.clone()
     unseen = np.flatnonzero(~mask)
     confident = unseen_post >= tau
     rows = []
     for r in range(1, rounds + 1):
-        probs = torch.softmax(class_scores(z, protos[unseen], metric=metric, scale=scale), dim=1)
-        top = torch.topk(probs, k=min(2, len(unseen)), dim=1)
-        gap = top.values[:, 0] - top.values[:, 1] if len(unseen) > 1 else top.values[:, 0]
-        chosen = confident & (gap >= margin)
+        if pseudo_labels is None:
+            labels = _assignments(
+                z, protos, unseen, confident, margin=margin, metric=metric, scale=scale,
+                assign=assign,
+            )  # fmt: skip
+        else:
+            # column index -> position among the unseen classes; -1 (and seen columns) -> -1
+            position = np.full(mask.size + 1, -1)
+            position[unseen] = np.arange(unseen.size)
+            labels = torch.as_tensor(position[pseudo_labels], device=z.device)
         for j, u in enumerate(unseen):
-            members = chosen & (top.indices[:, 0] == j)
+            members = labels == j
             n_u = int(members.sum())
             weight = n_u / (n_u + k) if n_u else 0.0
             old = protos[u].clone()
@@ -248,7 +324,10 @@ def _calibrate(z, protos, mask, unseen_post, *, tau, margin, k, rounds, metric, 
             shift = float(torch.linalg.vector_norm(protos[u] - old))
             rows.append({"round": r, "class": int(u), "n_pseudo": n_u, "weight": weight,
                          "shift": shift})  # fmt: skip
-    return protos, pd.DataFrame(rows, columns=["round", "class", "n_pseudo", "weight", "shift"])
+    history = pd.DataFrame(rows, columns=["round", "class", "n_pseudo", "weight", "shift"])
+    # the last round's pseudo-instances as prototype columns (-1: none)
+    columns = np.append(unseen, -1)[as_numpy(labels)]
+    return protos, history, columns
 
 
 class _DualHead(nn.Module):
@@ -325,6 +404,9 @@ class PUFEResult(Results):
         Prototypes after and before calibration (None when no prototypes were given).
     calibration : DataFrame
         One row per round and unseen class (see :func:`calibrate_prototypes`).
+    pseudo_labels : ndarray of int (n_test,) or None
+        The last calibration round's pseudo-instances: the unseen class (prototype column) of
+        each test example, -1 for none (None without calibration).
     base_scores, scores : ndarray (n_test, C) or None
         The base model's logits and PUFE's gated logits (rescored with the calibrated
         prototypes when there are any).
@@ -347,6 +429,7 @@ class PUFEResult(Results):
     prototypes: np.ndarray | None = None
     initial_prototypes: np.ndarray | None = None
     calibration: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    pseudo_labels: np.ndarray | None = field(default=None, repr=False)
     base_scores: np.ndarray | None = field(default=None, repr=False)
     scores: np.ndarray | None = field(default=None, repr=False)
     accuracy: pd.DataFrame | None = None
@@ -492,7 +575,7 @@ class PUFE(Estimator):
         ``"scar"``: a constant propensity c (Elkan and Noto 2008). ``"sar"``: a logistic
         regression in z with a ridge ``propensity_penalty`` on its slope, the low-capacity head
         that keeps eta and e identified (Bekker, Robberechts and Davis 2019).
-    tau, margin, k, rounds
+    tau, margin, k, rounds, assign
         Prototype calibration (:func:`calibrate_prototypes`); ``rounds=0`` switches it off.
     metric : {"cosine", "euclidean"}
         How prototypes score embeddings (used when prototypes are given).
@@ -536,9 +619,17 @@ class PUFE(Estimator):
     ``n_l / (n_l + n_test)`` (with a flexible eta head the likelihood is flat in c above the
     truth, and the climb stops at the low end); the gate's use of the test-pool posterior
     ``eta (1 - e) / (1 - eta e)`` (the pooled eta counts the labelled examples too); and the
-    prototype calibration rule. The labelled embeddings should be out-of-sample (cross-fitted)
-    outputs of the base model: in-sample training embeddings sit closer to their prototypes
-    than test embeddings of the same classes, which breaks the propensity model.
+    prototype calibration rule with its class-balanced assignment. The labelled embeddings
+    should be out-of-sample (cross-fitted) outputs of the base model: in-sample training
+    embeddings sit closer to their prototypes than test embeddings of the same classes, which
+    breaks the propensity model.
+
+    The claims, as measured (tiny-CLIP digits, text prototypes, seeds 0-9,
+    ``tests/mlcore/test_pufe_tiny.py``): the gate lifts H from 0.085 to 0.469. The calibration
+    adds 0.037 to the gate (10/10 seeds) with ``assign="balanced"``; with the plain argmax it
+    takes 0.035 away (0/10), and the balanced pseudo-instances with shuffled labels take 0.030
+    away (the control), while true labels for the confident unseen examples would add 0.088.
+    Calibrated stacking tuned on labelled unseen data stays ahead (0.57 against 0.51).
     """
 
     method_name = "PUFE"
@@ -552,6 +643,7 @@ class PUFE(Estimator):
         margin: float = 0.2,
         k: float = 10.0,
         rounds: int = 1,
+        assign: str = "balanced",
         metric: str = "cosine",
         scale: float = 10.0,
         penalty: float = 0.0,
@@ -567,6 +659,7 @@ class PUFE(Estimator):
         self.margin = _unit(margin, "margin")
         self.k = check_positive(k, name="k", strict=False)
         self.rounds = check_positive_int(rounds, name="rounds", minimum=0)
+        self.assign = check_option(assign, name="assign", options=ASSIGNMENTS)
         self.metric = check_option(metric, name="metric", options=METRICS)
         self.scale = check_positive(scale, name="scale")
         self.penalty = check_positive(penalty, name="penalty", strict=False)
@@ -581,7 +674,7 @@ class PUFE(Estimator):
     def __repr__(self) -> str:
         return (
             f"PUFE(hidden={self.hidden}, propensity={self.propensity!r}, tau={self.tau}, "
-            f"margin={self.margin}, k={self.k}, rounds={self.rounds})"
+            f"margin={self.margin}, k={self.k}, rounds={self.rounds}, assign={self.assign!r})"
         )
 
     def fit(
@@ -636,12 +729,12 @@ class PUFE(Estimator):
         eta_t, e_t = eta[n_l:], e[n_l:]
         post = (eta_t * (1 - e_t) / (1 - eta_t * e_t)).clamp(_EPS, 1 - _EPS)
 
-        new_protos, rescored = protos, base
+        new_protos, rescored, pseudo = protos, base, None
         history = pd.DataFrame(columns=["round", "class", "n_pseudo", "weight", "shift"])
         if protos is not None and self.rounds:
-            new_protos, history = _calibrate(
+            new_protos, history, pseudo = _calibrate(
                 zu, protos, mask, 1.0 - post, tau=self.tau, margin=self.margin, k=self.k,
-                rounds=self.rounds, metric=self.metric, scale=self.scale,
+                rounds=self.rounds, metric=self.metric, scale=self.scale, assign=self.assign,
             )  # fmt: skip
             if scores is None or callable(scores):
                 rescored = self._scores(scores, zu, new_protos)
@@ -667,6 +760,7 @@ class PUFE(Estimator):
             prototypes=None if new_protos is None else as_numpy(new_protos),
             initial_prototypes=None if protos is None else as_numpy(protos),
             calibration=history,
+            pseudo_labels=pseudo,
             base_scores=None if base is None else as_numpy(base),
             scores=gated,
             accuracy=accuracy,

@@ -408,14 +408,15 @@ ROWS = {
     ),
     "mlcore.gzsl.calibrate_prototypes": Row(
         lambda z=GZ, prototypes=PROTOS, unseen_posterior=1 - ETA, tau=0.3, margin=0.0, k=2.0,
-        rounds=1, metric="cosine", scale=10.0: gzsl.calibrate_prototypes(
+        rounds=1, metric="cosine", scale=10.0, assign="balanced": gzsl.calibrate_prototypes(
             z, prototypes, MASK, unseen_posterior, tau=tau, margin=margin, k=k, rounds=rounds,
-            metric=metric, scale=scale,
+            metric=metric, scale=scale, assign=assign,
         ),
         {"z": ("tensor", GZ), "prototypes": ("tensor", PROTOS),
          "unseen_posterior": ("vector", 1 - ETA), "tau": ("unit_interval", 0.3),
          "margin": ("unit_interval", 0.0), "rounds": ("positive_int", 1),
-         "metric": ("option", "cosine"), "scale": ("positive", 10.0)},
+         "metric": ("option", "cosine"), "scale": ("positive", 10.0),
+         "assign": ("option", "balanced")},
     ),
     "mlcore.gzsl.CalibratedStacking": Row(
         lambda scores_val=GSCORES, y_val=GY, n_candidates=5, criterion="harmonic": (
