@@ -50,6 +50,10 @@ class HeadLayout:
         whether their forward inputs (``"input"``), outputs (``"output"``) or, for
         TransformerLens, their ``hook_pattern`` and ``hook_v`` outputs (``"tl"``) are kept.
     z_source : {"input", "output"}
+    positions_keyword : str, optional
+        The model's keyword argument for explicit position indices (``positions`` for
+        TinyTransformer, ``position_ids`` for Hugging Face models); None where the model takes
+        none (``positions=`` is then refused).
     name : str
         The architecture's name, for messages.
 
@@ -67,6 +71,7 @@ class HeadLayout:
     attention_modules: tuple[str, ...] = ()
     attention_capture: str = "output"
     z_source: str = "input"
+    positions_keyword: str | None = None
     name: str = "custom"
 
 
@@ -92,6 +97,7 @@ def _tiny_transformer_layout(model) -> HeadLayout:
         attention=attention,
         attention_modules=tuple(f"blocks.{i}" for i in range(n)),
         attention_capture="input",
+        positions_keyword="positions",
         name="mlcore.nn.TinyTransformer",
     )
 
@@ -122,6 +128,7 @@ def _gpt2_layout(model) -> HeadLayout:
         out_weight=lambda layer: core.h[layer].attn.c_proj.weight.T,
         attention=attention,
         attention_modules=tuple(f"{prefix}h.{i}.attn.c_attn" for i in range(n)),
+        positions_keyword="position_ids",
         name="transformers GPT-2",
     )
 
@@ -401,11 +408,39 @@ class HeadHooks:
             for handle in handles:
                 handle.remove()
 
-    def _forward(self, ids):
-        out = self.model(ids)
+    def _forward(self, ids, positions):
+        keywords = {} if positions is None else {self.layout.positions_keyword: positions}
+        out = self.model(ids, **keywords)
         return out.logits if hasattr(out, "logits") else out
 
-    def run(self, ids, *, patch=None, add=None, capture_z=False, capture_attention=False):
+    def _check_positions(self, positions, ids):
+        """Explicit position indices (time,) or (batch, time) as a LongTensor, or None."""
+        if positions is None:
+            return None
+        if self.layout.positions_keyword is None:
+            raise ValueError(
+                f"`positions` needs a model that takes position indices; the layout of `model` "
+                f"({self.layout.name}) names none (HeadLayout.positions_keyword)"
+            )
+        if (
+            not isinstance(positions, torch.Tensor)
+            or positions.dtype.is_floating_point
+            or positions.shape[-1] != ids.shape[1]
+            or positions.ndim not in (1, 2)
+            or (positions.ndim == 2 and positions.shape[0] != ids.shape[0])
+        ):
+            raise ValueError(
+                f"`positions` must be an integer tensor (time,) or (batch, time) matching `ids` "
+                f"{tuple(ids.shape)}; got {describe(positions)}"
+            )
+        if positions.ndim == 1 and self.layout.positions_keyword == "position_ids":
+            positions = positions.expand(ids.shape[0], -1)
+        return positions.to(self.device)
+
+    def run(
+        self, ids, *, patch=None, add=None, capture_z=False, capture_attention=False,
+        positions=None,
+    ):  # fmt: skip
         """One forward pass with optional edits; returns ``(logits, captured)``.
 
         Parameters
@@ -419,8 +454,12 @@ class HeadHooks:
             ``layer`` at the last position.
         capture_z, capture_attention : bool
             Keep every layer's ``z`` (batch, time, heads, head_dim) / its attention inputs.
+        positions : LongTensor (time,) or (batch, time), optional
+            Position indices of the tokens (default ``0 .. time - 1``): a prompt cut out of a
+            longer one keeps its original positions this way.
         """
         ids = self._check_ids(ids)
+        positions = self._check_positions(positions, ids)
         by_layer = None
         if patch:
             by_layer = {}
@@ -456,7 +495,7 @@ class HeadHooks:
                     add=add,
                 ) as store,
             ):
-                logits = self._forward(ids)
+                logits = self._forward(ids, positions)
         finally:
             self.model.train(was_training)
         return logits, store
@@ -465,14 +504,14 @@ class HeadHooks:
         """Logits (batch, time, vocab) of ``ids`` with the edits of :meth:`run`."""
         return self.run(ids, **edits)[0]
 
-    def head_activations(self, ids) -> torch.Tensor:
+    def head_activations(self, ids, *, positions=None) -> torch.Tensor:
         """Every head's ``z`` at the last position: (batch, n_layers, n_heads, head_dim)."""
-        _, store = self.run(ids, capture_z=True)
+        _, store = self.run(ids, capture_z=True, positions=positions)
         return torch.stack([store["z"][layer][:, -1] for layer in range(self.n_layers)], dim=1)
 
-    def attention(self, ids):
+    def attention(self, ids, *, positions=None):
         """Per layer ``(pattern (b, H, t, t), values (b, t, H, head_dim), z (b, t, H, d))``."""
-        _, store = self.run(ids, capture_z=True, capture_attention=True)
+        _, store = self.run(ids, capture_z=True, capture_attention=True, positions=positions)
         with torch.no_grad():
             return [
                 (*self.layout.attention(self, layer, store["attention"][layer]), store["z"][layer])

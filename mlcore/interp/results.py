@@ -108,7 +108,7 @@ def _plot_betas(results, ax=None, **kwargs):
         ax,
         xlabel="demonstration",
         ylabel="fitted beta",
-        title=f"{results.method} (mean R2 {results.table['r2'].mean():.3f})",
+        title=f"{results.method} (mean R2 {results.table['r2'].iloc[: betas.shape[0]].mean():.3f})",
         legend="inside",
     )
 
@@ -121,7 +121,9 @@ class AdditivityResult(Results):
     ----------
     table : DataFrame
         One row per fit (``fit`` = prompt index, or ``"mean"`` for the fit of the mean FV on the
-        mean sub-vectors): ``r2, cos, baseline_r2, baseline_cos, intercept``.
+        mean sub-vectors): ``r2, cos, baseline_r2, baseline_cos, intercept``; with the options
+        of :func:`~mlcore.interp.fit_additivity`, also the rows ``mismatched`` (mean over the
+        prompts), ``held_out`` and ``held_out_mismatched`` (mean over the held-out prompts).
     betas : ndarray (n_prompts, n_demos)
         Fitted weights of the per-prompt fits.
     baseline_beta : float
@@ -142,30 +144,35 @@ class AdditivityResult(Results):
     _plots: ClassVar[dict] = {"betas": _plot_betas}
 
     def tidy(self) -> pd.DataFrame:
-        """The fits table with one ``beta_i`` column per demonstration (NaN on the mean row)."""
+        """The fits table with one ``beta_i`` column per demonstration (NaN on the other
+        rows)."""
         out = self.table.copy()
+        n_prompts = self.betas.shape[0]
         for i in range(self.betas.shape[1]):
-            out[f"beta_{i}"] = np.append(self.betas[:, i], np.nan)[: len(out)]
+            out[f"beta_{i}"] = np.append(self.betas[:, i], np.full(len(out) - n_prompts, np.nan))
         return out
 
     def glance(self) -> pd.DataFrame:
-        prompts = self.table[self.table["fit"] != "mean"]
-        mean_row = self.table[self.table["fit"] == "mean"].iloc[0]
-        return pd.DataFrame(
-            [
-                {
-                    "method": self.method,
-                    "nobs": self.nobs,
-                    "n_demos": self.betas.shape[1],
-                    "r2": float(prompts["r2"].mean()),
-                    "cos": float(prompts["cos"].mean()),
-                    "baseline_r2": float(prompts["baseline_r2"].mean()),
-                    "baseline_cos": float(prompts["baseline_cos"].mean()),
-                    "mean_fv_r2": float(mean_row["r2"]),
-                    "mean_fv_cos": float(mean_row["cos"]),
-                }
-            ]
-        )
+        prompts = self.table.iloc[: self.betas.shape[0]]
+        by_fit = self.table.set_index("fit")
+        row = {
+            "method": self.method,
+            "nobs": self.nobs,
+            "n_demos": self.betas.shape[1],
+            "r2": float(prompts["r2"].mean()),
+            "cos": float(prompts["cos"].mean()),
+            "baseline_r2": float(prompts["baseline_r2"].mean()),
+            "baseline_cos": float(prompts["baseline_cos"].mean()),
+            "mean_fv_r2": float(by_fit.loc["mean", "r2"]),
+            "mean_fv_cos": float(by_fit.loc["mean", "cos"]),
+        }
+        for fit in ("mismatched", "held_out", "held_out_mismatched"):
+            if fit in by_fit.index:
+                row[f"{fit}_cos"] = float(by_fit.loc[fit, "cos"])
+                row[f"{fit}_r2"] = float(by_fit.loc[fit, "r2"])
+        if "held_out" in by_fit.index:
+            row["held_out_baseline_cos"] = float(by_fit.loc["held_out", "baseline_cos"])
+        return pd.DataFrame([row])
 
     def summary(self, alpha: float = 0.05) -> Summary:
         betas = pd.DataFrame(
@@ -272,6 +279,14 @@ class HybridPatchResult(Results):
         ``"isolated"`` (each demonstration encoded alone); QK-only = (context, isolated),
         V-only = (isolated, context).
     zero_shot_accuracy : float
+    value_change : float
+        How far the swapped values are from the contextual ones over the spans:
+        ``sum ||v_context - v_isolated|| / sum ||v_context||`` over heads, spans and (mean)
+        prompts. Near 0 the V swap cannot change anything (first-layer heads read token
+        embeddings only), and a V-only result says nothing about the values.
+    weight_change : float
+        The same for the attention weights: total variation between the contextual and the
+        (rescaled) isolated weights over the spans, mean over heads and prompts, in [0, 1].
 
     References
     ----------
@@ -280,6 +295,8 @@ class HybridPatchResult(Results):
 
     table: pd.DataFrame
     zero_shot_accuracy: float
+    value_change: float = float("nan")
+    weight_change: float = float("nan")
 
     _plots: ClassVar[dict] = {"accuracy": _plot_hybrids}
 
@@ -287,7 +304,8 @@ class HybridPatchResult(Results):
         return self.table.copy()
 
     def glance(self) -> pd.DataFrame:
-        row = {"method": self.method, "nobs": self.nobs, "zero_shot": self.zero_shot_accuracy}
+        row = {"method": self.method, "nobs": self.nobs, "zero_shot": self.zero_shot_accuracy,
+               "value_change": self.value_change, "weight_change": self.weight_change}  # fmt: skip
         for q, v, acc in zip(
             self.table["qk"], self.table["v"], self.table["probability"], strict=True
         ):

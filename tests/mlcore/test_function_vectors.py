@@ -4,6 +4,7 @@ trained here on toy in-context tasks."""
 import numpy as np
 import pytest
 import torch
+from _icl_toy import N_TASKS, VOCAB, corrupt, make_prompts, spans_of, train_toy
 
 from mlcore.interp import (
     AdditivityResult,
@@ -23,74 +24,6 @@ from mlcore.interp import (
     steered_accuracy,
 )
 from mlcore.nn import TinyTransformer
-
-# Toy ICL: inputs x in [0, 16) are tokens 0..15, outputs are tokens 16..47, a prompt is
-# "x1 y1 x2 y2 ... xq" and the answer is yq. Task t maps x to output x + 8 t, except that every
-# task maps x < 4 to output x (demonstrations that fit all three tasks) and tasks 0 and 1 agree
-# on 4 <= x < 8 (demonstrations that fit two): ambiguity = number of tasks a pair fits.
-NX, N_TASKS = 16, 3
-VOCAB = NX + 32
-
-
-def task_output(task, x):
-    out = x + 8 * task
-    out = np.where(x < 4, x, out)
-    out = np.where((x >= 4) & (x < 8) & (task == 1), x, out)
-    return NX + out
-
-
-def ambiguity(x, y):
-    return sum((task_output(t, x) == y).astype(int) for t in range(N_TASKS))
-
-
-def make_prompts(n_prompts, n_shots, rng, *, task=None, informative_query=False):
-    """Prompts (n_prompts, 2 n_shots + 1), answers, tasks, the demonstrations' ambiguity."""
-    tasks = rng.integers(0, N_TASKS, n_prompts) if task is None else np.full(n_prompts, task)
-    xs = rng.integers(0, NX, (n_prompts, n_shots + 1))
-    if informative_query:
-        # queries that the tasks answer differently, so that chance is 1/3 without a task
-        xs[:, -1] = rng.integers(8, NX, n_prompts)
-    ys = task_output(tasks[:, None], xs)
-    demo_y = ys[:, :n_shots]
-    ids = np.empty((n_prompts, 2 * n_shots + 1), dtype=np.int64)
-    ids[:, 0 : 2 * n_shots : 2] = xs[:, :n_shots]
-    ids[:, 1 : 2 * n_shots : 2] = demo_y
-    ids[:, -1] = xs[:, -1]
-    amb = ambiguity(xs[:, :n_shots], ys[:, :n_shots])
-    return torch.from_numpy(ids), torch.from_numpy(ys[:, -1]), tasks, amb
-
-
-def corrupt(prompts, rng):
-    """The same prompts with every demonstration output drawn at random: no task is shown.
-
-    (Shuffling the labels within a prompt, as Todd et al. do, would keep this toy's task
-    visible: each task has its own output range.)"""
-    out = prompts.clone()
-    out[:, 1:-1:2] = torch.from_numpy(rng.integers(NX, VOCAB, out[:, 1:-1:2].shape))
-    return out
-
-
-def spans_of(n_shots):
-    return [(2 * i, 2 * i + 2) for i in range(n_shots)]
-
-
-def train_toy(steps=300, seed=0):
-    torch.manual_seed(seed)
-    model = TinyTransformer(VOCAB, 32, 2, 4, pos="rope")
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        ids, answers, _, _ = make_prompts(32, 10, rng)
-        full = torch.cat([ids, answers[:, None]], 1)
-        # every input position predicts its output: 11 prompts of 0..10 shots per sequence
-        logits = model(full[:, :-1])[:, 0::2]
-        loss = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, VOCAB), full[:, 1::2].reshape(-1)
-        )
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return model.eval()
 
 
 @pytest.fixture(scope="module")
@@ -254,6 +187,45 @@ def test_hybrid_patching_contextual_corner_is_the_plain_fv(toy):
     assert res.zero_shot_accuracy == steered_accuracy(hooks, zero, zero_answers)
 
 
+def test_first_layer_values_carry_no_context_and_positions_default_to_arange(toy):
+    hooks, _ = toy
+    rng = np.random.default_rng(4)
+    prompts, _, _, _ = make_prompts(16, 4, rng, task=1, informative_query=True)
+    zero, zero_answers, _, _ = make_prompts(32, 0, rng, task=1, informative_query=True)
+    first = [(0, 0), (0, 1)]
+    res = qk_v_hybrid_patch(hooks, prompts, spans_of(4), first, zero, zero_answers)
+    # layer-0 values are projections of the token embeddings (rotary turns queries and keys
+    # only): the V swap is vacuous there, which the result reports as a change of 0
+    assert res.value_change < 1e-6
+    table = res.table.set_index(["qk", "v"])["probability"]
+    assert table[("context", "isolated")] == pytest.approx(table[("context", "context")], abs=1e-6)
+    # explicit positions 0..t-1 are what the model uses by default
+    t = prompts.shape[1]
+    assert torch.equal(hooks.logits(prompts), hooks.logits(prompts, positions=torch.arange(t)))
+    shifted = hooks.logits(prompts, positions=torch.arange(t) + 3)
+    assert not torch.equal(hooks.logits(prompts), shifted)
+
+
+def test_held_out_additivity_recovers_shared_weights_and_rejects_mismatched_parts():
+    rng = np.random.default_rng(1)
+    subs = rng.normal(size=(12, 3, 40))
+    beta = np.array([0.5, 0.2, 0.3])
+    total = np.einsum("pnd,n->pd", subs, beta) + 0.7
+    other = rng.normal(size=subs.shape)
+    res = fit_additivity(total, subs, held_out=0.5, mismatched=other, random_state=0)
+    by_fit = res.table.set_index("fit")
+    # shared noise-free weights: the held-out fit is exact up to rounding
+    assert by_fit.loc["held_out", "r2"] == pytest.approx(1.0, abs=1e-10)
+    assert by_fit.loc["held_out", "intercept"] == pytest.approx(0.7, abs=1e-10)
+    # unrelated parts explain nothing out of sample; per prompt, 4 free parameters over 40
+    # coordinates still fit about 4/40 of the variance
+    assert by_fit.loc["held_out_mismatched", "r2"] < 0.05
+    assert 0.0 < by_fit.loc["mismatched", "r2"] < 0.3
+    glance = res.glance().iloc[0]
+    assert glance["held_out_cos"] == pytest.approx(1.0, abs=1e-10)
+    assert len(res.tidy()) == 12 + 4  # the prompts, the mean, and three extra fits
+
+
 def test_results_report_and_plot(toy):
     import matplotlib
 
@@ -321,6 +293,23 @@ def test_bad_inputs_are_named():
         extract_function_vector(
             hooks, ids, ids[:2], torch.zeros(4, dtype=torch.long), n_top_heads=2
         )
+    with pytest.raises(ValueError, match="`layers` must name layers in \\[0, 1\\]"):
+        extract_function_vector(hooks, ids, ids, torch.zeros(4, dtype=torch.long), layers=[2])
+    with pytest.raises(ValueError, match="`n_top_heads` must be at most 4"):
+        extract_function_vector(
+            hooks, ids, ids, torch.zeros(4, dtype=torch.long), n_top_heads=5, layers=[1]
+        )
+    with pytest.raises(ValueError, match="`positions` must be an integer tensor"):
+        hooks.run(ids, positions=torch.arange(3))
+    with pytest.raises(ValueError, match="`positions`"):
+        isolated_sub_vectors(hooks, ids, spans_of(3), [(0, 0)], positions="shifted")
+    zero = torch.zeros((4, 1), dtype=torch.long)
+    with pytest.raises(ValueError, match="`donor` must have the shape"):
+        qk_v_hybrid_patch(hooks, ids, spans_of(3), [(0, 0)], zero, zero[:, 0], donor=ids[:2])
+    with pytest.raises(ValueError, match="`held_out`"):
+        fit_additivity(np.ones((2, 4)), np.ones((2, 1, 4)), held_out=0.2)
+    with pytest.raises(ValueError, match="`mismatched` must have the shape"):
+        fit_additivity(np.ones((2, 4)), np.ones((2, 1, 4)), mismatched=np.ones((2, 2, 4)))
 
 
 def test_gpt2_heads_are_found_and_hooks_are_neutral():
