@@ -385,6 +385,12 @@ class BOIFHead(nn.Module):
     optional vMF estimate of ``beta`` are reconstructions. Whether the paper fixes or tunes
     ``alpha`` is not known; here it is a fixed argument.
 
+    The claim, as measured (tiny-CLIP digits, ``tests/mlcore/test_boif_tiny.py``): fusion
+    beats both pathways at 1 and 4 shots (BOIF minus the prior +1.5 and +6.7 points, 10
+    seeds) but not at 2 shots with the tuned vMF ``beta`` (-2.5 [-5.7, 0.7]); with ``beta``
+    fixed at 5 it does (+3.4 [1.6, 5.1]), adapter or not: the vMF concentration estimated
+    from two shots per class is overconfident.
+
     References
     ----------
     BOIF: Bayesian-inspired optimal integration for few-shot classification (ICML 2026;
