@@ -146,6 +146,15 @@ class MergeTrajectoryStudy:
     curves; :func:`select_stops` and :meth:`evaluate_stops` test a stopping policy.
     Fidelity: reconstruction of the study design (the paper's protocol was not read).
 
+    The claim, as measured on :func:`~mlcore.merging.digits_merging_toy` (5 seeds, task
+    arithmetic, ``tests/mlcore/test_merging.py``): with 10 % flipped labels the merged
+    accuracy peaks at epochs 1-3 and falls by 0.21-0.37 by epoch 30, and stopping early
+    recovers it; with clean labels there is no early peak and no drop (0.000-0.029), so the
+    toy's "hard examples" are its injected noise. The control against the memorisation
+    reading: the last-epoch task vectors rescaled to their first-epoch norms merge to 0.95
+    mean accuracy, above the merged peak (0.84), so here the damage lies in the task vectors'
+    growth, not in their direction.
+
     References
     ----------
     Horoi, Wolf, Belilovsky and Dziugaite (2025). From memorization to parameter interference:
