@@ -412,6 +412,12 @@ class PromptLearner(nn.Module):
     construction and KgCoOp's term follow those papers and KgCoOp's code. Optimiser: Adam with
     a cosine schedule (CoOp uses SGD; Adam converges within the short budgets used here).
 
+    The claim, as measured (tiny-CLIP shapes, 5 base/novel class splits x 3 seeds,
+    ``tests/mlcore/test_manipt_e2e.py``): ManiPT's harmonic mean beats CoOp's in every split
+    (+0.08 to +0.12), but the image-side adapter carries it: without the adapter (the
+    manifold-preserving consistency and fusion alone) ManiPT loses to CoOp in every split
+    (-0.010 to -0.034), and the adapter alone beats the full method (+0.09 to +0.15).
+
     References
     ----------
     As in :class:`ManiPT`, the estimator that trains this learner; its docstring has an example.
