@@ -35,7 +35,7 @@ def mutual_information(
     y : array_like or Tensor of shape (n,) or (n, d_y)
         Paired samples. Nothing is modified.
     method : {"infoatlas", "ksg", "mine", "infonce", "smile"}
-        ``"infoatlas"``: one forward pass of the amortised network (:meth:`InfoAtlas.estimate`;
+        ``"infoatlas"``: the amortised network's cross-fitted passes (:meth:`InfoAtlas.estimate`;
         Hu et al. 2026); ``"ksg"``: Kraskov-Stoegbauer-Grassberger kNN estimator
         (:func:`~statcore.geometry.ksg_mutual_information`); ``"mine"``,
         ``"infonce"``, ``"smile"``: a critic trained on these data
@@ -95,7 +95,7 @@ def independence_test(
 
     Notes
     -----
-    InfoAtlas and KSG recompute the estimate on each permutation (one forward pass or one kNN
+    InfoAtlas and KSG recompute the estimate on each permutation (the network's passes or one kNN
     search each). The trained critics would need retraining per permutation; they are trained
     once on a split and the permutations act on the held-out part
     (:func:`~mlcore.mi.critic_independence_test`), which keeps the test exact.

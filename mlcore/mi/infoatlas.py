@@ -1,15 +1,16 @@
-"""InfoAtlas: amortised mutual-information estimation in one forward pass.
+"""InfoAtlas: amortised mutual-information estimation from a network trained once.
 
-A set encoder reads the paired samples (after a per-coordinate copula transform and noise
-padding to ``max_dim``), a hypernetwork turns the set summary into the weights of a small critic
-``T(x, y)``, and the Donsker-Varadhan bound of that critic, with the marginal term averaged over
+A network reads the paired samples (after a per-coordinate copula transform) and emits a critic
+``T(x, y)``; the Donsker-Varadhan bound of that critic, with the marginal term averaged over
 random permutations of ``y``, is the estimate. The network is trained once, by maximising the
-bound on synthetic episodes; estimating MI for new data is then a forward pass.
+bound on synthetic episodes; estimating MI for new data is then a few forward passes.
 
 References
 ----------
 Hu, Chen, ..., Yang (2026). InfoAtlas: amortised mutual information estimation in one forward
 pass. arXiv:2606.00241. Authors' code: github.com/datou30/InfoAtlas.
+Hu, Z., Kang, S., Zeng, Q., Huang, K. and Yang, Y. (2024). InfoNet: neural estimation of mutual
+information without test-time optimization. *ICML 2024* (the critic as a lookup grid).
 Goldfeld, Greenewald, Nuradha and Reeves (2022). k-sliced mutual information. *NeurIPS 2022*.
 """
 
@@ -22,19 +23,14 @@ from importlib import resources
 import numpy as np
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from mlcore._checkpoints import write_checkpoint
 from mlcore._checks import check_tensor
 from mlcore._device import seeded_torch, torch_generator
 from mlcore._iterations import budget_result
 from mlcore.mi import episodes
-from mlcore.mi._data import (
-    as_pair,
-    log_mean_exp,
-    pad_and_permute,
-    random_projection,
-    rank_gaussianize,
-)
+from mlcore.mi._data import as_pair, log_mean_exp, random_projection, rank_gaussianize
 from statcore.geometry.mutual_information import MutualInformationResult, normal_interval
 from statcore.progress import progress as progress_bar
 from statcore.validation import (
@@ -42,6 +38,7 @@ from statcore.validation import (
     check_callable,
     check_positive,
     check_positive_int,
+    check_scalar,
 )
 
 REFERENCE = (
@@ -49,128 +46,200 @@ REFERENCE = (
     "forward pass. arXiv:2606.00241."
 )
 CHECKPOINT = "infoatlas_small.pt"
+#: bandwidths (in grid cells) of the smoothed log-ratio channels the decoder reads
+_BANDWIDTHS = (0.75, 1.5, 3.0)
+
+
+def _blur_kernels(bandwidths, radius: int) -> torch.Tensor:
+    offsets = torch.arange(-radius, radius + 1, dtype=torch.float32)
+    kernels = torch.exp(-0.5 * (offsets[None] / torch.tensor(bandwidths)[:, None]) ** 2)
+    return kernels / kernels.sum(1, keepdim=True)
+
+
+def _correlations(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Pearson correlations of every column of ``x`` with every column of ``y``: (dx, dy)."""
+    xc, yc = x - x.mean(0), y - y.mean(0)
+    scale = xc.norm(dim=0)[:, None] * yc.norm(dim=0)[None, :]
+    return (xc.T @ yc) / scale.clamp_min(1e-12)
 
 
 class InfoAtlasNet(nn.Module):
-    """Set encoder -> hypernetwork -> critic -> Donsker-Varadhan bound, on preprocessed input.
+    """Pair histograms -> convolutional decoder -> critic grids -> Donsker-Varadhan bound.
 
     Parameters
     ----------
     max_dim : int
-        Dimension of each side after padding.
-    width : int
-        Width of the set encoder and the hypernetwork.
-    critic_hidden : int
-        Hidden units of the emitted critic.
+        Most columns a side is read with; wider inputs are sliced (:class:`InfoAtlas`).
+    grid : int
+        Cells a side of each critic grid over ``[-half_width, half_width]^2`` (copula scale).
+    channels : int
+        Width of the decoder.
+    half_width : float
+        Extent of the grids; scores beyond it are read at the border.
 
     Notes
     -----
-    The critic emitted for an episode is ``T(z) = z' (Q + g Q_G) z + w2' gelu(W1 z + b1) + b2``
-    on ``z = (x, y)``, with ``Q, W1, b1, w2, b2`` from the hypernetwork, ``g`` a learned scalar
-    and ``Q_G`` the Gaussian log density ratio fitted to the episode's correlation matrix
-    (:func:`gaussian_log_ratio`). After the copula transform ``Q_G`` is the exact critic of a
-    Gaussian-copula pair, so the network only learns the departures from it; this is what lets
-    a toy-size network trained for minutes on a CPU be accurate on Gaussian copulas. The
-    encoder is DeepSets (mean pooling of a per-pair MLP over ``(x, y, x y')``), the
-    hypernetwork an MLP head.
+    The critic of an episode is additive over the coordinate pairs,
+    ``T(x, y) = sum_kl T_kl(x_k, y_l)`` (+ the Gaussian head when asked for). Each ``T_kl`` is a
+    ``grid x grid`` lookup table read by bilinear interpolation, as InfoNet (Hu et al. 2024)
+    reads its critic; the table is decoded by a small dilated CNN from the pair's bilinear
+    histogram, smoothed at three bandwidths and read as log ratios to the product of its
+    marginals, together with the Gaussian log ratio of the pair's correlation, the sample size
+    and whether the Gaussian head is on. The decoder starts as the plain smoothed log ratio and
+    learns its corrections.
 
-    Fidelity: reconstruction at toy size. The paper's encoder is a Perceiver (1024 latents),
-    its hypernetwork HyPoGen-style with a transformer query generator, and its critic an MLP of
-    width 256; the quadratic term and the Gaussian head ``Q_G`` are ours.
+    The optional Gaussian head adds ``z' Q_G z``, the Gaussian log density ratio of the
+    episode's correlation matrix over all columns (:func:`gaussian_log_ratio`): exact for
+    Gaussian copulas, including dependence spread over several columns, which a pair-additive
+    critic misses. It is trained with the head on in half the episodes (the decoder is told).
+
+    Fidelity: reconstruction at toy size. The paper's network is a Perceiver encoder (1024
+    latents) with a HyPoGen hypernetwork emitting an MLP critic of width 256 over all columns
+    jointly. Ours: the pair-additive lookup-grid critic (InfoNet's grid, applied per pair),
+    the CNN decoder, the Gaussian head, and cross-fitting (the critic is decoded from one part
+    of the sample and the bound read on the other, so that the network gains nothing by
+    fitting the sample's noise). A pair-additive critic bounds MI from below; dependence that
+    only several columns jointly carry is missed unless it is Gaussian and the head is on.
     """
 
-    def __init__(self, max_dim: int = 5, width: int = 64, critic_hidden: int = 32):
+    def __init__(
+        self, max_dim: int = 5, grid: int = 32, channels: int = 32, half_width: float = 3.5
+    ):
         super().__init__()
-        self.max_dim = max_dim
-        self.width = width
-        self.critic_hidden = critic_hidden
-        m, h = max_dim, critic_hidden
-        D = 2 * m
-        self._sizes = (D * D, h * D, h, h, 1)
-        self.phi = nn.Sequential(
-            nn.Linear(D + m * m, width), nn.GELU(), nn.Linear(width, width), nn.GELU(),
-            nn.Linear(width, width),
-        )  # fmt: skip
-        self.rho = nn.Sequential(
-            nn.Linear(width, width), nn.GELU(), nn.Linear(width, width), nn.GELU()
+        self.max_dim = check_positive_int(max_dim, name="max_dim")
+        self.grid = check_positive_int(grid, name="grid", minimum=4)
+        self.channels = check_positive_int(channels, name="channels")
+        self.half_width = check_positive(half_width, name="half_width")
+        radius = int(math.ceil(3 * max(_BANDWIDTHS)))
+        self._radius = radius
+        self.register_buffer("kernels", _blur_kernels(_BANDWIDTHS, radius), persistent=False)
+        self.register_buffer(
+            "centres", torch.linspace(-half_width, half_width, grid), persistent=False
         )
-        self.head = nn.Linear(width, sum(self._sizes))
-        self.gaussian_gate = nn.Parameter(torch.ones(()))
-        with torch.no_grad():  # start from a near-constant critic: DV = 0, no exp overflow
-            self.head.weight.mul_(0.1)
-            self.head.bias.zero_()
+        self.inp = nn.Conv2d(len(_BANDWIDTHS) + 4, channels, 3, padding=1)
+        self.blocks = nn.ModuleList(
+            nn.Conv2d(channels, channels, 3, padding=d, dilation=d) for d in (1, 2, 4, 1)
+        )
+        self.out = nn.Conv2d(channels, 1, 1)
+        self.skip = nn.Parameter(torch.ones(()))
+        with torch.no_grad():  # start from the smoothed log ratio itself
+            self.out.weight.zero_()
+            self.out.bias.zero_()
 
     def config(self) -> dict:
-        return {"max_dim": self.max_dim, "width": self.width, "critic_hidden": self.critic_hidden}
+        return {"max_dim": self.max_dim, "grid": self.grid, "channels": self.channels,
+                "half_width": self.half_width}  # fmt: skip
 
-    def critic(self, z: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """The critic parameters ``(Q, W1, b1, w2, b2)`` for each episode of ``z`` (B, n, 2m)."""
-        m = self.max_dim
-        x, y = z[..., :m], z[..., m:]
-        feats = torch.cat([z, (x.unsqueeze(-1) * y.unsqueeze(-2)).flatten(-2)], dim=-1)
-        summary = self.rho(self.phi(feats).mean(dim=1))
-        q, w1, b1, w2, b2 = self.head(summary).split(self._sizes, dim=-1)
-        B, D, h = z.shape[0], 2 * m, self.critic_hidden
-        q = q.reshape(B, D, D)
-        q = 0.5 * (q + q.transpose(1, 2)) + self.gaussian_gate * gaussian_log_ratio(z, m)
-        return q, w1.reshape(B, h, D), b1, w2, b2
+    def _cells(self, a: torch.Tensor) -> torch.Tensor:
+        h = self.half_width
+        return (a.clamp(-h, h) + h) / (2 * h) * (self.grid - 1)
 
-    def score(self, params, z: torch.Tensor) -> torch.Tensor:
-        """``T(z_i)`` for every pair, (B, n)."""
-        q, w1, b1, w2, b2 = params
-        quad = (torch.bmm(z, q) * z).sum(-1)
-        hidden = nn.functional.gelu(torch.bmm(z, w1.transpose(1, 2)) + b1.unsqueeze(1))
-        return quad + torch.bmm(hidden, w2.unsqueeze(-1)).squeeze(-1) + b2
+    def histograms(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Bilinear histograms of every pair ``(x_k, y_l)``: (dx * dy, grid, grid), sums 1."""
+        n, dx = x.shape
+        dy, G = y.shape[1], self.grid
+        ux, uy = self._cells(x), self._cells(y)
+        ix, iy = ux.floor().clamp(max=G - 2), uy.floor().clamp(max=G - 2)
+        wx, wy = ux - ix, uy - iy
+        ix, iy = ix.long(), iy.long()
+        pair = torch.arange(dx * dy, device=x.device).view(dx, dy) * G * G
+        out = torch.zeros(dx * dy * G * G, dtype=x.dtype, device=x.device)
+        for step_x, weight_x in ((0, 1 - wx), (1, wx)):
+            for step_y, weight_y in ((0, 1 - wy), (1, wy)):
+                cell = (ix + step_x)[:, :, None] * G + (iy + step_y)[:, None, :]
+                weight = weight_x[:, :, None] * weight_y[:, None, :]
+                out.index_add_(0, (pair + cell).reshape(-1), weight.reshape(-1))
+        return out.view(dx * dy, G, G) / n
 
-    def forward(self, z: torch.Tensor, n_permutations: int = 10, generator=None) -> torch.Tensor:
-        """DV bound per episode: ``mean T(x_i, y_i) - (1/R) sum_r log mean exp T(x_i,
-        y_{pi_r(i)})``, (B,); the same bound as :func:`dv_readout` with this critic."""
-        m = self.max_dim
-        q, w1, b1, w2, b2 = self.critic(z)
-        x, y = z[..., :m], z[..., m:]
-        # T splits into x-only, y-only and cross parts; a permutation of y only reorders the
-        # y-only parts, so they are computed once
-        ax = torch.bmm(x, w1[:, :, :m].transpose(1, 2)) + b1.unsqueeze(1)
-        ay = torch.bmm(y, w1[:, :, m:].transpose(1, 2))
-        qx = (torch.bmm(x, q[:, :m, :m]) * x).sum(-1)
-        qy = (torch.bmm(y, q[:, m:, m:]) * y).sum(-1)
-        cross = 2.0 * torch.bmm(x, q[:, :m, m:])
-        w2 = w2.unsqueeze(-1)
+    def _smooth(self, h: torch.Tensor) -> torch.Tensor:
+        """(P, G, G) -> (P, bandwidths, G, G): separable Gaussian blurs."""
+        P, G, _ = h.shape
+        S, r = self.kernels.shape[0], self._radius
+        k = self.kernels.to(h).repeat(P, 1)
+        a = h.unsqueeze(1).expand(P, S, G, G).reshape(1, P * S, G, G)
+        a = F.conv2d(F.pad(a, (r, r, 0, 0)), k[:, None, None, :], groups=P * S)
+        a = F.conv2d(F.pad(a, (0, 0, r, r)), k[:, None, :, None], groups=P * S)
+        return a.view(P, S, G, G)
 
-        def score(perm):
-            yp = y if perm is None else y[:, perm]
-            ayp = ay if perm is None else ay[:, perm]
-            qyp = qy if perm is None else qy[:, perm]
-            hidden = nn.functional.gelu(ax + ayp)
-            return qx + qyp + (cross * yp).sum(-1) + torch.bmm(hidden, w2).squeeze(-1) + b2
+    def pair_grids(self, x: torch.Tensor, y: torch.Tensor, gaussian: bool) -> torch.Tensor:
+        """The critic grids ``T_kl`` decoded from copula scores ``x`` (n, dx), ``y`` (n, dy)."""
+        n = x.shape[0]
+        h = self.histograms(x, y)
+        product = h.sum(2)[:, :, None] * h.sum(1)[:, None, :]
+        floor = 1.0 / (n * self.grid)
+        ratio = torch.log(self._smooth(h) + floor) - torch.log(self._smooth(product) + floor)
+        a, b = self.centres[:, None], self.centres[None, :]
+        r = _correlations(x, y).reshape(-1, 1, 1).clamp(-0.99, 0.99)
+        gauss = -0.5 * torch.log1p(-(r**2)) - r * (r * a**2 - 2 * a * b + r * b**2) / (
+            2 * (1 - r**2)
+        )
+        planes = torch.stack([torch.full_like(gauss, math.log(n) / 8),
+                              torch.full_like(gauss, float(gaussian))], dim=1)  # fmt: skip
+        feats = torch.cat([ratio, gauss[:, None], torch.log(product + floor)[:, None], planes], 1)
+        hidden = F.gelu(self.inp(feats))
+        for conv in self.blocks:
+            hidden = hidden + F.gelu(conv(hidden))
+        return self.skip * ratio[:, 1] + self.out(hidden)[:, 0]
 
-        n = z.shape[1]
+    def critic(self, x: torch.Tensor, y: torch.Tensor, gaussian: bool = False):
+        """The critic decoded from the copula scores ``x`` (n, dx), ``y`` (n, dy): a function
+        ``T(x', y') -> (n',)``."""
+        grids = self.pair_grids(x, y, gaussian)
+        quadratic = None
+        if gaussian:
+            z = torch.cat([x, y], dim=1).unsqueeze(0).double()
+            quadratic = gaussian_log_ratio(z, x.shape[1])[0].to(x.dtype)
+        dx, dy, h = x.shape[1], y.shape[1], self.half_width
+
+        def score(xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
+            rows = (xs.clamp(-h, h) / h)[:, :, None].expand(-1, dx, dy)
+            cols = (ys.clamp(-h, h) / h)[:, None, :].expand(-1, dx, dy)
+            # grid_sample reads (width, height) coordinates: y indexes the columns
+            where = torch.stack([cols, rows], dim=-1).permute(1, 2, 0, 3).reshape(dx * dy, 1, -1, 2)
+            values = F.grid_sample(grids[:, None], where, mode="bilinear", padding_mode="border",
+                                   align_corners=True)  # fmt: skip
+            total = values[:, 0, 0].sum(0)
+            if quadratic is not None:
+                zs = torch.cat([xs, ys], dim=1)
+                total = total + ((zs @ quadratic) * zs).sum(1)
+            return total
+
+        return score
+
+    def forward(self, x_fit, y_fit, x_eval, y_eval, n_permutations: int = 10, generator=None,
+                gaussian: bool = False) -> torch.Tensor:  # fmt: skip
+        """DV bound on ``(x_eval, y_eval)`` of the critic decoded from ``(x_fit, y_fit)``:
+        ``mean T(x_i, y_i) - (1/R) sum_r log mean exp T(x_i, y_{pi_r(i)})``."""
+        score = self.critic(x_fit, y_fit, gaussian)
+        n = x_eval.shape[0]
         marginal = 0.0
         for _ in range(n_permutations):
-            perm = torch.randperm(n, generator=generator, device="cpu").to(z.device)
-            marginal = marginal + log_mean_exp(score(perm), dim=1)
-        return score(None).mean(dim=1) - marginal / n_permutations
+            perm = torch.randperm(n, generator=generator, device="cpu").to(y_eval.device)
+            marginal = marginal + log_mean_exp(score(x_eval, y_eval[perm]), dim=0)
+        return score(x_eval, y_eval).mean() - marginal / n_permutations
 
 
 def _check_episodes(z, m) -> tuple[torch.Tensor, int]:
-    """Episodes ``z = (x, y)`` of shape (B, n, 2m): finite floats, ``m`` columns a side."""
+    """Episodes ``z = (x, y)`` of shape (B, n, columns), ``x`` the first ``m`` columns."""
     m = check_positive_int(m, name="m")
     check_tensor(
-        z, name="z", dims=("batch", "n", "2m"), sizes={"2m": 2 * m}, kind="floating",
-        nonempty=True, finite=True,
-    )  # fmt: skip
+        z, name="z", dims=("batch", "n", "columns"), kind="floating", nonempty=True, finite=True
+    )
+    if z.shape[2] <= m:
+        raise ValueError(f"`z` must have more than m={m} columns (x, then y); got {z.shape[2]}")
     return z, m
 
 
 def gaussian_log_ratio(z: torch.Tensor, m: int, ridge: float = 1e-3) -> torch.Tensor:
     """The matrix ``Q`` of the Gaussian log density ratio ``log p(x, y) / p(x) p(y) = z' Q z +
-    c`` fitted to each episode's correlation matrix ``R`` (B, n, 2m) -> (B, 2m, 2m):
-    ``Q = -(R^-1 - diag(R_xx^-1, R_yy^-1)) / 2``, ridge-regularised. After the copula transform
-    this is the exact critic of every Gaussian-copula pair."""
+    c`` fitted to each episode's correlation matrix ``R`` ((B, n, columns) -> (B, columns,
+    columns), ``x`` the first ``m`` columns): ``Q = -(R^-1 - diag(R_xx^-1, R_yy^-1)) / 2``,
+    ridge-regularised. After the copula transform this is the exact critic of every
+    Gaussian-copula pair."""
     z, m = _check_episodes(z, m)
     ridge = check_positive(ridge, name="ridge", strict=False)
-    n = z.shape[1]
-    eye = torch.eye(2 * m, device=z.device, dtype=z.dtype)
+    n, columns = z.shape[1], z.shape[2]
+    eye = torch.eye(columns, device=z.device, dtype=z.dtype)
     r = z.transpose(1, 2) @ z / n + ridge * eye
     blocks = torch.zeros_like(r)
     blocks[:, :m, :m] = torch.linalg.inv(r[:, :m, :m])
@@ -179,9 +248,10 @@ def gaussian_log_ratio(z: torch.Tensor, m: int, ridge: float = 1e-3) -> torch.Te
 
 
 def dv_readout(score, z: torch.Tensor, m: int, n_permutations: int, generator) -> torch.Tensor:
-    """The Donsker-Varadhan readout of a critic ``score(z) -> (B, n)`` on ``z = (x, y)`` (B, n, 2m)
-    with the marginal term averaged over ``n_permutations`` random permutations of ``y``, as the
-    authors' ``InfoNet.forward`` does (10 permutations)."""
+    """The Donsker-Varadhan readout of a critic ``score(z) -> (B, n)`` on ``z = (x, y)`` (B, n,
+    columns), ``x`` the first ``m`` columns, with the marginal term averaged over
+    ``n_permutations`` random permutations of ``y``, as the authors' ``InfoNet.forward`` does
+    (10 permutations)."""
     check_callable(score, name="score")
     z, m = _check_episodes(z, m)
     n_permutations = check_positive_int(n_permutations, name="n_permutations")
@@ -195,17 +265,8 @@ def dv_readout(score, z: torch.Tensor, m: int, n_permutations: int, generator) -
     return joint - marginal / n_permutations
 
 
-def preprocess(x: torch.Tensor, y: torch.Tensor, max_dim: int, generator) -> torch.Tensor:
-    """Pad each side to ``max_dim`` with N(0, 1) columns, shuffle its columns, and Gaussianise
-    every column by its ranks (the paper's order: padding, then copula); returns (n, 2 max_dim).
-    Works on batched (B, n, d) input too."""
-    x = pad_and_permute(x, max_dim, generator)
-    y = pad_and_permute(y, max_dim, generator)
-    return rank_gaussianize(torch.cat([x, y], dim=-1))
-
-
 class InfoAtlas:
-    """The amortised InfoAtlas estimator (Hu et al. 2026): MI in nats from one forward pass.
+    """The amortised InfoAtlas estimator (Hu et al. 2026): MI in nats from a trained network.
 
     Parameters
     ----------
@@ -216,21 +277,31 @@ class InfoAtlas:
 
     Notes
     -----
-    Estimates are invariant to strictly monotone maps of each coordinate (they see only ranks)
-    and, up to Monte Carlo noise, to padding with independent columns. Inputs with more than
-    ``max_dim`` columns on a side are estimated by k-sliced MI (Goldfeld et al. 2022): the
-    average over random orthonormal projections of each side to ``max_dim`` columns. Sliced MI
-    is a lower bound of MI in general, not MI itself.
+    The estimate is cross-fitted: the rows are split into ``folds`` parts, the critic is
+    decoded from all parts but one and the DV bound read on that one, and the bounds are
+    averaged. Estimates are invariant to strictly monotone maps of each coordinate (they see
+    only ranks). Inputs with more than ``max_dim`` columns on a side are estimated by k-sliced
+    MI (Goldfeld et al. 2022): the average over random orthonormal projections of each side to
+    ``max_dim`` columns. Sliced MI is a lower bound of MI in general, not MI itself.
 
-    Fidelity: paper, checked against the authors' code: the copula transform, padding,
-    permuted DV readout, training objective (maximise the bound) and slicing follow it.
-    Deviations: the architecture is a toy-size stand-in (see :class:`InfoAtlasNet`), the
-    training families are our own (the authors withhold theirs), hard ranks replace
-    torchsort's soft ranks.
+    Fidelity: the copula transform, the permuted DV readout, the training objective (maximise
+    the bound on synthetic episodes) and slicing follow the paper and the authors' code. The
+    network and the cross-fitting are a reconstruction at toy size (see
+    :class:`InfoAtlasNet`), the training families are our own (the authors withhold theirs),
+    hard ranks replace torchsort's soft ranks, and there is no noise padding (the pair-additive
+    critic takes any number of columns up to ``max_dim``).
+
+    The claim, as measured (``tests/mlcore/test_infoatlas.py``, ``vignettes/ml_infoatlas.py``):
+    the learned critic alone, Gaussian head off, estimates non-Gaussian dependence within 0.15
+    nats of the truth at n = 5000 (mean of 3 seeds): y = x^2 + s e with s = 0.3 / 0.5 / 1.0
+    -0.046 / -0.031 / -0.032, an X-shaped mixture (rho 0.9) -0.137, bivariate t -0.031 and
+    -0.038; the Gaussian head moves these by under 0.01. It fails on y = x^2 + 0.1 e (MI 1.99,
+    -0.28): the ridge is finer than the grids. Estimates err low, as a held-out DV bound does.
 
     References
     ----------
     Hu, Chen, ..., Yang (2026), arXiv:2606.00241; authors' code datou30/InfoAtlas.
+    Hu, Kang, Zeng, Huang and Yang (2024), ICML (InfoNet).
     Goldfeld, Greenewald, Nuradha and Reeves (2022), NeurIPS.
 
     Examples
@@ -279,23 +350,25 @@ class InfoAtlas:
         cls,
         *,
         max_dim: int = 5,
-        width: int = 64,
-        critic_hidden: int = 32,
+        grid: int = 32,
+        channels: int = 32,
         steps: int = 3000,
-        batch_size: int = 16,
-        n_samples: tuple[int, int] = (200, 800),
-        lr: float = 2e-3,
-        n_permutations: int = 10,
+        batch_size: int = 8,
+        n_samples: tuple[int, int] = (150, 3750),
+        eval_fraction: float = 1 / 3,
+        gaussian_share: float = 0.5,
+        lr: float = 1e-3,
+        n_permutations: int = 5,
         log_every: int = 50,
         random_state=0,
         device=None,
         progress: bool = False,
     ) -> InfoAtlas:
-        """Train a network by maximising the DV bound on synthetic episodes.
+        """Train a network by maximising the cross-fitted DV bound on synthetic episodes.
 
         Parameters
         ----------
-        max_dim, width, critic_hidden
+        max_dim, grid, channels
             As in :class:`InfoAtlasNet`.
         steps : int
             Adam steps (cosine-decayed learning rate, gradients clipped at norm 1 as in the
@@ -303,7 +376,12 @@ class InfoAtlas:
         batch_size : int
             Episodes per step.
         n_samples : (int, int)
-            Range of the per-step episode size (drawn uniformly, shared by the batch).
+            Range of the rows the critic is decoded from (drawn uniformly per step).
+        eval_fraction : float > 0
+            Rows on which the bound is read, as a share of ``n_samples``: drawn from the same
+            episode, never the decoded rows.
+        gaussian_share : float in [0, 1]
+            Share of the episodes trained with the Gaussian head on.
         lr : float
             Peak learning rate.
         n_permutations : int
@@ -327,6 +405,8 @@ class InfoAtlas:
         max_dim = check_positive_int(max_dim, name="max_dim")
         steps = check_positive_int(steps, name="steps")
         batch_size = check_positive_int(batch_size, name="batch_size")
+        eval_fraction = check_positive(eval_fraction, name="eval_fraction")
+        gaussian_share = check_scalar(gaussian_share, name="gaussian_share", low=0.0, high=1.0)
         lr = check_positive(lr, name="lr")
         n_permutations = check_positive_int(n_permutations, name="n_permutations")
         log_every = check_positive_int(log_every, name="log_every")
@@ -334,22 +414,25 @@ class InfoAtlas:
         g = torch_generator(random_state, "cpu")
         dev = torch.device("cpu") if device is None else torch.device(device)
         with seeded_torch(g):
-            net = InfoAtlasNet(max_dim, width, critic_hidden).to(dev)
+            net = InfoAtlasNet(max_dim, grid, channels).to(dev)
         opt = torch.optim.Adam(net.parameters(), lr=lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
         records, start = [], time.perf_counter()
         net.train()
         for step in progress_bar(range(1, steps + 1), enabled=progress, desc="InfoAtlas.train"):
-            n = int(torch.randint(lo, hi + 1, (), generator=g))
-            padded = []
+            n_fit = int(torch.randint(lo, hi + 1, (), generator=g))
+            n_eval = max(8, int(round(eval_fraction * n_fit)))
+            bound = 0.0
             for _ in range(batch_size):
-                x, y = episodes.sample_episode(n, max_dim, g)
-                padded.append(
-                    torch.cat([pad_and_permute(x, max_dim, g), pad_and_permute(y, max_dim, g)], -1)
-                )
-            z = rank_gaussianize(torch.stack(padded)).to(dev)
-            bound = net(z, n_permutations, g)
-            loss = -bound.mean()
+                x, y = episodes.sample_episode(n_fit + n_eval, max_dim, g)
+                z = rank_gaussianize(torch.cat([x, y], dim=1).float()).to(dev)
+                rows = torch.randperm(n_fit + n_eval, generator=g).to(dev)
+                fit, held = z[rows[:n_fit]], z[rows[n_fit:]]
+                d = x.shape[1]
+                gaussian = bool(torch.rand((), generator=g) < gaussian_share)
+                bound = bound + net(fit[:, :d], fit[:, d:], held[:, :d], held[:, d:],
+                                    n_permutations, g, gaussian)  # fmt: skip
+            loss = -bound / batch_size
             opt.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -359,7 +442,7 @@ class InfoAtlas:
                 records.append({"step": step, "loss": loss.detach(), "lr": sched.get_last_lr()[0]})
         result = budget_result(
             records,
-            method="InfoAtlas training (DV bound on synthetic episodes)",
+            method="InfoAtlas training (cross-fitted DV bound on synthetic episodes)",
             wall_time_s=time.perf_counter() - start,
             device=dev,
             function="InfoAtlas.train",
@@ -368,18 +451,30 @@ class InfoAtlas:
             criterion=f"minus the mean DV bound after a fixed budget of {steps} steps",
             remedy="lower `lr`",
         )
-        return cls(net, training_result=result)
+        return cls(net.eval(), training_result=result)
 
     @torch.no_grad()
-    def _pass(self, x, y, g, n_permutations, slices) -> float:
+    def _cross_fitted(self, x, y, g, n_permutations, folds, gaussian) -> float:
+        """The cross-fitted bound of copula scores of ``x`` and ``y`` (at most max_dim a side)."""
+        z = rank_gaussianize(torch.cat([x, y], dim=1))
+        d, n = x.shape[1], len(z)
+        part = torch.randperm(n, generator=g).to(z.device) % folds
+        total = 0.0
+        for k in range(folds):
+            fit, held = z[part != k], z[part == k]
+            total += float(self.net(fit[:, :d], fit[:, d:], held[:, :d], held[:, d:],
+                                    n_permutations, g, gaussian))  # fmt: skip
+        return total / folds
+
+    def _pass(self, x, y, g, n_permutations, slices, folds, gaussian) -> float:
         m = self.max_dim
         if x.shape[1] <= m and y.shape[1] <= m:
-            return float(self.net(preprocess(x, y, m, g).unsqueeze(0), n_permutations, g))
+            return self._cross_fitted(x, y, g, n_permutations, folds, gaussian)
         total = 0.0
         for _ in range(slices):
             xs = x @ random_projection(x.shape[1], m, g, x.device) if x.shape[1] > m else x
             ys = y @ random_projection(y.shape[1], m, g, y.device) if y.shape[1] > m else y
-            total += float(self.net(preprocess(xs, ys, m, g).unsqueeze(0), n_permutations, g))
+            total += self._cross_fitted(xs, ys, g, n_permutations, folds, gaussian)
         return total / slices
 
     def estimate(
@@ -387,6 +482,8 @@ class InfoAtlas:
         x,
         y,
         *,
+        gaussian_head: bool = False,
+        folds: int = 4,
         n_resamples: int = 30,
         alpha: float = 0.05,
         n_permutations: int = 10,
@@ -399,9 +496,17 @@ class InfoAtlas:
         ----------
         x, y : array_like or Tensor
             Paired samples, as in :func:`~mlcore.mi.critic_mutual_information`.
+        gaussian_head : bool
+            Add the Gaussian log ratio of the sample's correlation matrix to the learned
+            critic (:class:`InfoAtlasNet`): exact for Gaussian copulas, also where the
+            dependence is spread over several columns; off by default, so that the learned
+            critic carries the estimate.
+        folds : int >= 2
+            Parts of the cross-fitting: the critic is decoded from ``folds - 1`` of them and
+            read on the last, in turn.
         n_resamples : int
-            Bootstrap passes (rows resampled, fresh padding and permutations) behind the
-            interval; 0 gives the single forward pass and no interval.
+            Bootstrap passes (rows resampled, fresh folds and permutations) behind the
+            interval; 0 gives the point estimate and no interval.
         alpha : float
             Level of the interval.
         n_permutations : int
@@ -415,27 +520,36 @@ class InfoAtlas:
         -------
         MutualInformationResult
             Normal interval from the bootstrap standard error (percentile intervals would carry
-            the bootstrap's own upward bias of DV bounds on resampled copies).
+            the bootstrap's own bias: a resampled row can land in both the decoded and the
+            read part).
         """
         xt, yt = as_pair(x, y, device=next(self.net.parameters()).device)
+        if not isinstance(gaussian_head, bool | np.bool_):
+            raise TypeError(f"`gaussian_head` must be True or False; got {gaussian_head!r}")
+        folds = check_positive_int(folds, name="folds", minimum=2)
         n_resamples = check_positive_int(n_resamples, name="n_resamples", minimum=0)
         alpha = check_alpha(alpha)
         n_permutations = check_positive_int(n_permutations, name="n_permutations")
         slices = check_positive_int(slices, name="slices")
-        g = torch_generator(random_state, "cpu")
         n = len(xt)
-        estimate = self._pass(xt, yt, g, n_permutations, slices)
+        if n < 2 * folds:
+            raise ValueError(f"`x` needs at least 2 rows per fold ({2 * folds}); got {n}")
+        g = torch_generator(random_state, "cpu")
+        options = (n_permutations, slices, folds, bool(gaussian_head))
+        estimate = self._pass(xt, yt, g, *options)
         reps, se, low, high = None, math.nan, math.nan, math.nan
         if n_resamples:
             reps = np.empty(n_resamples)
             for r in range(n_resamples):
                 rows = torch.randint(0, n, (n,), generator=g).to(xt.device)
-                reps[r] = self._pass(xt[rows], yt[rows], g, n_permutations, slices)
+                reps[r] = self._pass(xt[rows], yt[rows], g, *options)
             se = float(reps.std(ddof=1)) if n_resamples > 1 else math.nan
             low, high = normal_interval(estimate, se, alpha)
         sliced = xt.shape[1] > self.max_dim or yt.shape[1] > self.max_dim
+        head = ", Gaussian head" if gaussian_head else ""
         return MutualInformationResult(
-            method="InfoAtlas (amortised DV, " + ("k-sliced)" if sliced else "one pass)"),
+            method=f"InfoAtlas (amortised DV, {folds}-fold cross-fitted{head}"
+            + (", k-sliced)" if sliced else ")"),
             nobs=n,
             estimate=estimate,
             std_error=se,
@@ -450,6 +564,8 @@ class InfoAtlas:
             if sliced
             else (),
             fit_options={
+                "gaussian_head": bool(gaussian_head),
+                "folds": folds,
                 "n_resamples": n_resamples,
                 "n_permutations": n_permutations,
                 "slices": slices,

@@ -3,7 +3,7 @@
     python -m mlcore.mi.train_infoatlas [--out PATH] [--steps N] [--threads T]
 
 The defaults reproduce ``mlcore/mi/infoatlas_small.pt`` (same torch version and thread count
-give the same weights): ~10 minutes on one quiet CPU core.
+give the same weights): about 35-40 minutes on one CPU core.
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ from mlcore.mi.infoatlas import CHECKPOINT, InfoAtlas
 #: the settings of the shipped checkpoint
 SETTINGS = {
     "max_dim": 5,
-    "width": 64,
-    "critic_hidden": 32,
-    "steps": 2000,
+    "grid": 32,
+    "channels": 32,
+    "steps": 6000,
     "batch_size": 8,
-    "n_samples": (200, 600),
-    "lr": 2e-3,
+    "n_samples": (150, 3750),
+    "eval_fraction": 1 / 3,
+    "gaussian_share": 0.5,
+    "lr": 1e-3,
     "random_state": 0,
 }
 
