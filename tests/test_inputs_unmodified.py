@@ -74,6 +74,12 @@ EXCLUDED = {
     # the mutual-information ground-truth designs take sizes and parameters, and draw samples
     "statcore.geometry.correlated_bernoulli_mi": "takes scalars",
     "statcore.geometry.correlated_bernoulli_sample": "takes sizes and scalars",
+    "statcore.geometry.crossed_mixture_mi": "takes scalars",
+    "statcore.geometry.crossed_mixture_sample": "takes sizes and scalars",
+    "statcore.geometry.squared_noise_mi": "takes scalars",
+    "statcore.geometry.squared_noise_sample": "takes sizes and scalars",
+    "statcore.geometry.student_t_mi": "takes scalars",
+    "statcore.geometry.student_t_sample": "takes sizes and scalars",
     "statcore.geometry.gaussian_copula_mi": "takes scalars",
     "statcore.geometry.gaussian_copula_sample": "takes sizes and scalars",
     "statcore.geometry.shared_poisson_mi": "takes scalars",

@@ -284,9 +284,9 @@ class InfoAtlas:
     MI (Goldfeld et al. 2022): the average over random orthonormal projections of each side to
     ``max_dim`` columns. Sliced MI is a lower bound of MI in general, not MI itself.
 
-    Fidelity: the copula transform, the permuted DV readout, the training objective (maximise
-    the bound on synthetic episodes) and slicing follow the paper and the authors' code. The
-    network and the cross-fitting are a reconstruction at toy size (see
+    Fidelity: reconstruction. The copula transform, the permuted DV readout, the training
+    objective (maximise the bound on synthetic episodes) and slicing follow the paper and the
+    authors' code; the network and the cross-fitting are ours, at toy size (see
     :class:`InfoAtlasNet`), the training families are our own (the authors withhold theirs),
     hard ranks replace torchsort's soft ranks, and there is no noise padding (the pair-additive
     critic takes any number of columns up to ``max_dim``).

@@ -60,6 +60,15 @@ ROWS = {
         {"n": ("positive_int", 20), "q": ("unit_interval", 0.75),
          "random_state": ("random_state", 0)},
     ),
+    "statcore.geometry.crossed_mixture_mi": Row(
+        lambda rho=0.9: geometry.crossed_mixture_mi(rho), {}
+    ),
+    "statcore.geometry.crossed_mixture_sample": Row(
+        lambda n=20, rho=0.9, random_state=0: geometry.crossed_mixture_sample(
+            n, rho=rho, random_state=random_state
+        ),
+        {"n": ("positive_int", 20), "random_state": ("random_state", 0)},
+    ),
     "statcore.geometry.gaussian_copula_mi": Row(
         lambda rho=0.5, dim=1: geometry.gaussian_copula_mi(rho, dim),
         {"dim": ("positive_int", 1)},
@@ -99,6 +108,27 @@ ROWS = {
             n, lam0=lam0, lam=lam, random_state=random_state
         ),
         {"n": ("positive_int", 20), "lam0": ("positive", 2.0), "lam": ("positive", 2.0),
+         "random_state": ("random_state", 0)},
+    ),
+    "statcore.geometry.squared_noise_mi": Row(
+        lambda sigma=0.5: geometry.squared_noise_mi(sigma), {"sigma": ("positive", 0.5)}
+    ),
+    "statcore.geometry.squared_noise_sample": Row(
+        lambda n=20, sigma=0.5, random_state=0: geometry.squared_noise_sample(
+            n, sigma=sigma, random_state=random_state
+        ),
+        {"n": ("positive_int", 20), "sigma": ("positive", 0.5),
+         "random_state": ("random_state", 0)},
+    ),
+    "statcore.geometry.student_t_mi": Row(
+        lambda rho=0.5, dof=3.0: geometry.student_t_mi(rho, dof),
+        {"dof": ("positive", 3.0)},
+    ),
+    "statcore.geometry.student_t_sample": Row(
+        lambda n=20, rho=0.5, dof=3.0, random_state=0: geometry.student_t_sample(
+            n, rho=rho, dof=dof, random_state=random_state
+        ),
+        {"n": ("positive_int", 20), "dof": ("positive", 3.0),
          "random_state": ("random_state", 0)},
     ),
     "statcore.geometry.twonn_dimension": Row(
