@@ -371,14 +371,14 @@ SEEDS = range(5)
 STOP_THRESHOLD = 0.85  # aggressive: 10% of labels are flipped, so stop 5 points below 0.9
 
 
-@pytest.fixture(scope="module")
-def toys():
+def _trajectories(label_noise):
+    """The digits toy and its task-arithmetic merge trajectory for each seed, on one thread."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         out = []
         for seed in SEEDS:
-            toy = digits_merging_toy(seed)
+            toy = digits_merging_toy(seed, label_noise=label_noise)
             study = MergeTrajectoryStudy(
                 toy.model, toy.base, toy.checkpoints, toy.evaluate, "task_arithmetic", scaling=1.0
             )
@@ -386,6 +386,11 @@ def toys():
         return out
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def toys():
+    return _trajectories(0.1)
 
 
 def test_tracker_finds_flipped_labels(toys):
@@ -463,19 +468,7 @@ def _norm_matched_last_merge(toy, study):
 
 @pytest.fixture(scope="module")
 def clean_toys():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        out = []
-        for seed in SEEDS:
-            toy = digits_merging_toy(seed, label_noise=0.0)
-            study = MergeTrajectoryStudy(
-                toy.model, toy.base, toy.checkpoints, toy.evaluate, "task_arithmetic", scaling=1.0
-            )
-            out.append((toy, study, study.run()))
-        return out
-    finally:
-        torch.set_num_threads(threads)
+    return _trajectories(0.0)
 
 
 def test_the_late_merge_damage_needs_flipped_labels_and_is_a_matter_of_scale(toys, clean_toys):
